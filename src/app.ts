@@ -1,0 +1,94 @@
+import { HTTPException } from 'hono/http-exception';
+import { bodyLimit } from 'hono/body-limit';
+import type { Context } from 'hono';
+import type { AppEnv } from './env';
+import { requireAdmin, requireApiKey } from './lib/auth';
+import { errorBody } from './lib/envelope';
+import { ApiError, type ErrorCode, ERROR_STATUS } from './lib/errors';
+import { createRouter } from './lib/openapi';
+import { requestId } from './lib/request-id';
+import { adminRouter } from './routes/admin';
+import { apiKeysRouter } from './routes/api-keys';
+import { ordersRouter } from './routes/orders';
+import { stockRouter } from './routes/stock';
+import { userRouter } from './routes/user';
+import { walletRouter } from './routes/wallet';
+
+export const API_PREFIX = '/api/v2';
+export const SERVICE = { name: 'stock-wallet-api', version: '2.0' };
+
+const MAX_BODY_BYTES = 1024 * 1024;
+const MAX_STOCK_UPLOAD_BYTES = 16 * 1024 * 1024;
+const STOCK_UPLOAD_PATH = new RegExp(`^${API_PREFIX}/admin/products/[^/]+/stock$`);
+
+const payloadTooLarge = (limit: number) => () => {
+  throw new ApiError('PAYLOAD_TOO_LARGE', `The request body may not exceed ${limit / (1024 * 1024)} MB.`);
+};
+
+/** Hono's own HTTP exceptions (malformed JSON, unsupported media type) rendered as contract errors. */
+function fromHttpException(err: HTTPException): ApiError {
+  if (err.status === 413) return new ApiError('PAYLOAD_TOO_LARGE', 'The request body is too large.');
+  if (err.status === 400 || err.status === 415) {
+    const message = err.status === 415 ? 'The body must be JSON (Content-Type: application/json).' : 'The body is not valid JSON.';
+    return new ApiError('VALIDATION_FAILED', message, { body: [message] });
+  }
+  if (err.status === 401) return new ApiError('UNAUTHORIZED', err.message || 'Unauthorized.');
+  if (err.status === 404) return new ApiError('NOT_FOUND', 'Not found.');
+  return new ApiError('INTERNAL_ERROR', 'Internal server error.');
+}
+
+export function renderError(err: Error, c: Context<AppEnv>) {
+  const apiError = err instanceof ApiError ? err : err instanceof HTTPException ? fromHttpException(err) : null;
+  if (!apiError || apiError.code === 'INTERNAL_ERROR') {
+    // The stack stays server-side; the client only gets the request id to quote.
+    console.error(JSON.stringify({ level: 'error', request_id: c.get('requestId'), error: err.message, stack: err.stack }));
+    return c.json(errorBody('INTERNAL_ERROR', 'Internal server error.'), 500);
+  }
+  for (const [name, value] of Object.entries(apiError.headers ?? {})) c.header(name, value);
+  return c.json(errorBody(apiError.code, apiError.message, apiError.errors), apiError.status);
+}
+
+export function createApp() {
+  const app = createRouter();
+
+  app.use('*', requestId);
+  app.use('*', async (c, next) => {
+    await next();
+    // Only the public stock routes opt into caching; everything else is private to its caller.
+    if (!c.res.headers.has('Cache-Control')) c.header('Cache-Control', 'no-store');
+  });
+  const defaultBodyLimit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: payloadTooLarge(MAX_BODY_BYTES) });
+  const stockUploadBodyLimit = bodyLimit({ maxSize: MAX_STOCK_UPLOAD_BYTES, onError: payloadTooLarge(MAX_STOCK_UPLOAD_BYTES) });
+  app.use('*', (c, next) => (STOCK_UPLOAD_PATH.test(c.req.path) ? stockUploadBodyLimit : defaultBodyLimit)(c, next));
+
+  for (const path of ['/api-keys', '/user', '/orders', '/wallet']) app.use(`${API_PREFIX}${path}/*`, requireApiKey);
+  for (const path of ['/api-keys', '/orders']) app.use(`${API_PREFIX}${path}`, requireApiKey);
+  app.use(`${API_PREFIX}/admin/*`, requireAdmin);
+
+  app.get('/', (c) => c.json({ success: true as const, data: { ...SERVICE, docs: `${API_PREFIX}/openapi.json` } }));
+  app.get(API_PREFIX, (c) => c.json({ success: true as const, data: { ...SERVICE, docs: `${API_PREFIX}/openapi.json` } }));
+
+  app
+    .route(`${API_PREFIX}/api-keys`, apiKeysRouter)
+    .route(`${API_PREFIX}/user`, userRouter)
+    .route(`${API_PREFIX}/stock`, stockRouter)
+    .route(`${API_PREFIX}/orders`, ordersRouter)
+    .route(`${API_PREFIX}/wallet`, walletRouter)
+    .route(`${API_PREFIX}/admin`, adminRouter);
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'ApiKeyHeader', { type: 'apiKey', in: 'header', name: 'X-API-Key' });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'ApiKeyQuery', { type: 'apiKey', in: 'query', name: 'api_key' });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'AdminBearer', { type: 'http', scheme: 'bearer' });
+  app.doc31(`${API_PREFIX}/openapi.json`, {
+    openapi: '3.1.0',
+    info: {
+      title: 'Wallet-Funded Digital Stock Service API',
+      version: SERVICE.version,
+      description: `Error codes: ${(Object.keys(ERROR_STATUS) as ErrorCode[]).map((code) => `${code} (${ERROR_STATUS[code]})`).join(', ')}.`,
+    },
+  });
+
+  app.notFound((c) => renderError(new ApiError('NOT_FOUND', 'No such route.'), c));
+  app.onError(renderError);
+  return app;
+}

@@ -1,0 +1,48 @@
+/** Bindings and vars of the worker (wrangler.toml, .dev.vars, `wrangler secret put`). Vars arrive as strings. */
+export interface Bindings {
+  DB: D1Database;
+  ADMIN_TOKEN?: string;
+  GATEWAY_ONE_WEBHOOK_SECRET?: string;
+  GATEWAY_TWO_WEBHOOK_SECRET?: string;
+  GATEWAY_THREE_WEBHOOK_SECRET?: string;
+  PAYMENT_BASE_URL?: string;
+  ORDER_HOLD_HOURS?: string;
+  DEPOSIT_TTL_MINUTES?: string;
+  STOCK_CACHE_SECONDS?: string;
+  DEV_CHECKOUT?: string;
+}
+
+export interface Principal {
+  userId: number;
+  apiKeyId: number;
+}
+
+export interface AppEnv {
+  Bindings: Bindings;
+  Variables: {
+    requestId: string;
+    principal: Principal;
+  };
+}
+
+export interface Config {
+  paymentBaseUrl: string;
+  orderHoldHours: number;
+  depositTtlMinutes: number;
+  stockCacheSeconds: number;
+}
+
+function nonNegativeInt(raw: string | undefined, fallback: number): number {
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  return Number.isSafeInteger(value) && value >= 0 ? value : fallback;
+}
+
+export function readConfig(env: Bindings): Config {
+  return {
+    paymentBaseUrl: (env.PAYMENT_BASE_URL || 'http://localhost:8787').replace(/\/+$/, ''),
+    orderHoldHours: nonNegativeInt(env.ORDER_HOLD_HOURS, 24),
+    depositTtlMinutes: nonNegativeInt(env.DEPOSIT_TTL_MINUTES, 60) || 60,
+    stockCacheSeconds: nonNegativeInt(env.STOCK_CACHE_SECONDS, 10),
+  };
+}

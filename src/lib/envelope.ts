@@ -1,0 +1,24 @@
+import { z } from '@hono/zod-openapi';
+
+/** Success envelope of the contract: `{ success: true, message?, data }`. */
+export function ok<T>(data: T, message?: string) {
+  return message === undefined ? { success: true as const, data } : { success: true as const, message, data };
+}
+
+export const envelope = <T extends z.ZodType>(data: T) =>
+  z.object({ success: z.literal(true), message: z.string().optional(), data });
+
+export const messageEnvelope = z.object({ success: z.literal(true), message: z.string() });
+
+export const ErrorBody = z
+  .object({
+    success: z.literal(false),
+    error: z.string().openapi({ example: 'Insufficient wallet balance.' }),
+    code: z.string().openapi({ example: 'INSUFFICIENT_BALANCE' }),
+    errors: z.record(z.string(), z.unknown()).optional(),
+  })
+  .openapi('Error');
+
+export function errorBody(code: string, error: string, errors?: Record<string, unknown>) {
+  return errors === undefined ? { success: false as const, error, code } : { success: false as const, error, code, errors };
+}

@@ -1,0 +1,44 @@
+/** The closed set of machine codes of the contract, each with its one HTTP status. */
+export const ERROR_STATUS = {
+  UNAUTHORIZED: 401,
+  API_KEY_LIMIT_REACHED: 400,
+  NOT_FOUND: 404,
+  VALIDATION_FAILED: 422,
+  INSUFFICIENT_BALANCE: 400,
+  INSUFFICIENT_STOCK: 400,
+  INVALID_PACK_SIZE: 400,
+  PRODUCT_UNAVAILABLE: 400,
+  ORDER_NOT_CANCELLABLE: 400,
+  IDEMPOTENCY_KEY_REUSED: 422,
+  RATE_LIMITED: 429,
+  PAYLOAD_TOO_LARGE: 413,
+  INTERNAL_ERROR: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+export type FieldErrors = Record<string, string[]>;
+
+export class ApiError extends Error {
+  readonly status: (typeof ERROR_STATUS)[ErrorCode];
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly errors?: Record<string, unknown>,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = ERROR_STATUS[code];
+  }
+}
+
+export const notFound = (what: string) => new ApiError('NOT_FOUND', `${what} not found.`);
+
+export const unauthorized = (message = 'A valid API key is required (X-API-Key header).') =>
+  new ApiError('UNAUTHORIZED', message);
+
+export const validationFailed = (errors: FieldErrors, message = 'The given data was invalid.') =>
+  new ApiError('VALIDATION_FAILED', message, errors);
+
+export const fieldError = (field: string, message: string) => validationFailed({ [field]: [message] });

@@ -1,0 +1,24 @@
+// Money is integer cents in storage and arithmetic; JSON numbers only at the edges of the API.
+
+const TWO_DECIMALS = /^(\d+)(?:\.(\d{1,2}))?$/;
+
+/** A JSON number with at most two decimals as exact cents, or null when it has more precision or is out of range. */
+export function amountToCents(amount: number): number | null {
+  if (!Number.isFinite(amount)) return null;
+  const match = TWO_DECIMALS.exec(String(Math.abs(amount)));
+  if (!match) return null;
+  const cents = Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
+  if (!Number.isSafeInteger(cents)) return null;
+  return amount < 0 ? -cents : cents;
+}
+
+/** Cents rendered as a JSON number with at most two decimals (1250 -> 12.5, 7 -> 0.07). */
+export function centsToAmount(cents: number): number {
+  return cents / 100;
+}
+
+export function formatUsd(cents: number): string {
+  const sign = cents < 0 ? '-' : '';
+  const abs = Math.abs(cents);
+  return `${sign}$${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
+}

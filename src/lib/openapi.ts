@@ -1,0 +1,65 @@
+import { OpenAPIHono, z } from '@hono/zod-openapi';
+import type { ZodError } from 'zod';
+import type { AppEnv } from '../env';
+import { ErrorBody } from './envelope';
+import { validationFailed, type FieldErrors } from './errors';
+
+/** zod issues as the contract's `errors` object: field path -> messages. */
+export function fieldErrors(error: ZodError): FieldErrors {
+  const errors: FieldErrors = {};
+  for (const issue of error.issues) {
+    const field = issue.path.length > 0 ? issue.path.join('.') : 'body';
+    (errors[field] ??= []).push(issue.message);
+  }
+  return errors;
+}
+
+/** Every router validates through this hook, so a bad request is always the same 422 envelope. */
+export function createRouter() {
+  return new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) throw validationFailed(fieldErrors(result.error));
+    },
+  });
+}
+
+export const jsonBody = <T extends z.ZodType>(schema: T, description?: string) => ({
+  required: true,
+  description,
+  content: { 'application/json': { schema } },
+});
+
+export const jsonResponse = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { 'application/json': { schema } },
+});
+
+const ERROR_DESCRIPTIONS = {
+  400: 'Business rule rejected the request (see `code`)',
+  401: 'Missing, invalid or revoked credentials (`UNAUTHORIZED`)',
+  404: 'Unknown resource (`NOT_FOUND`)',
+  413: 'Body too large (`PAYLOAD_TOO_LARGE`)',
+  422: 'Invalid fields (`VALIDATION_FAILED`)',
+  429: 'Rate limit exceeded (`RATE_LIMITED`)',
+  500: 'Unexpected error (`INTERNAL_ERROR`)',
+} as const;
+
+export type ErrorStatus = keyof typeof ERROR_DESCRIPTIONS;
+
+export function errorResponses(...statuses: ErrorStatus[]) {
+  return Object.fromEntries(
+    statuses.map((status) => [status, jsonResponse(ErrorBody, ERROR_DESCRIPTIONS[status])]),
+  ) as Record<ErrorStatus, ReturnType<typeof jsonResponse<typeof ErrorBody>>>;
+}
+
+/** Positive integer path id; anything else is a 422, never a 500 or a silent coercion. */
+export const pathId = (name: string) =>
+  z
+    .string()
+    .regex(/^[1-9]\d{0,14}$/, `${name} must be a positive integer`)
+    .transform(Number)
+    .openapi({ param: { name, in: 'path' }, type: 'integer', example: 1 });
+
+export const IdParams = z.object({ id: pathId('id') });
+
+export const securedByApiKey: Array<Record<string, string[]>> = [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }];

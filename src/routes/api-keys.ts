@@ -1,0 +1,77 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { envelope, messageEnvelope, ok } from '../lib/envelope';
+import { createRouter, errorResponses, IdParams, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
+import { createApiKey, listApiKeys, revokeApiKey } from '../services/api-keys';
+
+const ApiKey = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    key_preview: z.string().openapi({ example: 'sk_live_****a1B2' }),
+    last_used_at: z.string().nullable().openapi({ format: 'date-time' }),
+    created_at: z.string().openapi({ format: 'date-time' }),
+  })
+  .openapi('ApiKey');
+
+const CreatedApiKey = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    key: z.string().openapi({ description: 'the full key; shown only in this response', example: 'sk_live_' + 'x'.repeat(40) }),
+    api_key: z.string().openapi({ description: 'same value as `key`' }),
+    key_preview: z.string(),
+    created_at: z.string().openapi({ format: 'date-time' }),
+  })
+  .openapi('CreatedApiKey');
+
+const CreateApiKeyBody = z.object({
+  name: z.string().trim().min(1, 'name is required').max(100, 'name may not be greater than 100 characters'),
+});
+
+const tags = ['API keys'];
+
+export const apiKeysRouter = createRouter()
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/',
+      tags,
+      summary: 'List active API keys',
+      security: securedByApiKey,
+      responses: { 200: jsonResponse(envelope(z.array(ApiKey)), 'Active keys, newest first'), ...errorResponses(401, 429) },
+    }),
+    async (c) => c.json(ok(await listApiKeys(c.env.DB, c.var.principal.userId)), 200),
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/',
+      tags,
+      summary: 'Create an API key (at most 5 active)',
+      security: securedByApiKey,
+      request: { body: jsonBody(CreateApiKeyBody) },
+      responses: {
+        201: jsonResponse(envelope(CreatedApiKey), 'The new key; the full key is never shown again'),
+        ...errorResponses(400, 401, 422, 429),
+      },
+    }),
+    async (c) => {
+      const key = await createApiKey(c.env.DB, c.var.principal.userId, c.req.valid('json').name);
+      return c.json(ok(key, 'API key created. Store it now: it will not be shown again.'), 201);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'delete',
+      path: '/{id}',
+      tags,
+      summary: 'Revoke an API key',
+      security: securedByApiKey,
+      request: { params: IdParams },
+      responses: { 200: jsonResponse(messageEnvelope, 'Revoked'), ...errorResponses(401, 404, 422, 429) },
+    }),
+    async (c) => {
+      await revokeApiKey(c.env.DB, c.var.principal.userId, c.req.valid('param').id);
+      return c.json({ success: true as const, message: 'API key revoked.' }, 200);
+    },
+  );

@@ -1,0 +1,116 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { envelope, ok } from '../lib/envelope';
+import { centsToAmount } from '../lib/money';
+import { createRouter, errorResponses, IdParams, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
+import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
+import { cancelOrder, getOrder, listOrders, purchase } from '../services/orders';
+import { Order, OrderWithItems, presentOrder, presentOrderWithItems } from './representations';
+
+const MAX_QUANTITY = 1000;
+
+const PurchaseBody = z.object({
+  product_id: z.int('product_id must be an integer').min(1, 'product_id must be a positive integer').openapi({ example: 1 }),
+  quantity: z
+    .int('quantity must be an integer')
+    .min(1, 'quantity must be at least 1')
+    .max(MAX_QUANTITY, `quantity may not be greater than ${MAX_QUANTITY}`)
+    .openapi({ example: 1 }),
+});
+
+const ExportQuery = z.object({
+  format: z.enum(['txt'], "format must be 'txt'").optional().openapi({ default: 'txt' }),
+});
+
+const tags = ['Orders'];
+
+export const ordersRouter = createRouter()
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/',
+      tags,
+      summary: 'List orders, newest first',
+      security: securedByApiKey,
+      request: { query: PaginationQuery },
+      responses: { 200: jsonResponse(pagedEnvelope(Order), 'A page of orders'), ...errorResponses(401, 422, 429) },
+    }),
+    async (c) => {
+      const page = c.req.valid('query');
+      const { rows, total } = await listOrders(c.env.DB, c.var.principal.userId, page);
+      return c.json(paged(rows.map(presentOrder), page, total), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/',
+      tags,
+      summary: 'Buy a product: debits the wallet and delivers the items in the response',
+      security: securedByApiKey,
+      request: { body: jsonBody(PurchaseBody) },
+      responses: {
+        201: jsonResponse(envelope(OrderWithItems), 'Order created; items delivered'),
+        ...errorResponses(400, 401, 404, 422, 429),
+      },
+    }),
+    async (c) => {
+      const { product_id, quantity } = c.req.valid('json');
+      const result = await purchase(c.env.DB, c.var.principal.userId, product_id, quantity);
+      return c.json(ok(presentOrderWithItems(result), 'Order placed successfully.'), 201);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/{id}',
+      tags,
+      summary: 'Get an order with its items',
+      security: securedByApiKey,
+      request: { params: IdParams },
+      responses: { 200: jsonResponse(envelope(OrderWithItems), 'The order'), ...errorResponses(401, 404, 422, 429) },
+    }),
+    async (c) => c.json(ok(presentOrderWithItems(await getOrder(c.env.DB, c.var.principal.userId, c.req.valid('param').id))), 200),
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/{id}/cancel',
+      tags,
+      summary: 'Cancel a pending order; the full amount is refunded to the wallet',
+      security: securedByApiKey,
+      request: { params: IdParams },
+      responses: {
+        200: jsonResponse(
+          envelope(z.object({ refunded_amount: z.number(), order: Order })),
+          'Cancelled and refunded',
+        ),
+        ...errorResponses(400, 401, 404, 422, 429),
+      },
+    }),
+    async (c) => {
+      const { order, refundedCents } = await cancelOrder(c.env.DB, c.var.principal.userId, c.req.valid('param').id);
+      return c.json(ok({ refunded_amount: centsToAmount(refundedCents), order: presentOrder(order) }, 'Order cancelled and refunded.'), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/{id}/export',
+      tags,
+      summary: 'Export the stock items of an order as text, one per line',
+      security: securedByApiKey,
+      request: { params: IdParams, query: ExportQuery },
+      responses: {
+        200: { description: 'One stock item per line', content: { 'text/plain': { schema: z.string() } } },
+        ...errorResponses(401, 404, 422, 429),
+      },
+    }),
+    async (c) => {
+      const { order, stockItems } = await getOrder(c.env.DB, c.var.principal.userId, c.req.valid('param').id);
+      const body = stockItems.map((item) => `${item}\n`).join('');
+      return c.text(body, 200, {
+        'Content-Type': 'text/plain; charset=utf-8',
+        'Content-Disposition': `attachment; filename="${order.orderNumber}.txt"`,
+      });
+    },
+  );

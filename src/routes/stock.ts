@@ -1,0 +1,102 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { cors } from 'hono/cors';
+import { etag } from 'hono/etag';
+import { createMiddleware } from 'hono/factory';
+import { readConfig, type AppEnv } from '../env';
+import { envelope, ok } from '../lib/envelope';
+import { createRouter, errorResponses, jsonResponse, pathId } from '../lib/openapi';
+import { checkStock, getStock, listStock, stockByCategory } from '../services/stock';
+import { presentStock, StockEntry } from './representations';
+
+const MAX_CHECK_IDS = 50;
+
+const CheckQuery = z.object({
+  ids: z
+    .string()
+    .openapi({ description: `comma-separated product ids, 1..${MAX_CHECK_IDS} distinct`, example: '1,2,3' })
+    .transform((raw, ctx) => {
+      const parts = raw.split(',').map((p) => p.trim());
+      if (parts.some((p) => !/^[1-9]\d{0,14}$/.test(p))) {
+        ctx.addIssue({ code: 'custom', message: 'ids must be a comma-separated list of positive integers' });
+        return z.NEVER;
+      }
+      const ids = parts.map(Number);
+      if (ids.length > MAX_CHECK_IDS) ctx.addIssue({ code: 'custom', message: `at most ${MAX_CHECK_IDS} ids` });
+      if (new Set(ids).size !== ids.length) ctx.addIssue({ code: 'custom', message: 'ids must be distinct' });
+      return ids;
+    }),
+});
+
+const BulkCheckEntry = z
+  .object({ product_id: z.number().int(), stock_count: z.number().int(), in_stock: z.boolean() })
+  .openapi('StockCheckEntry');
+
+const CategoryEntry = z
+  .object({ category: z.string(), total_products: z.number().int(), total_stock: z.number().int() })
+  .openapi('StockCategory');
+
+/** Public counts are embedded by storefronts: any origin may read them, and shared caches may keep them briefly. */
+const publicCaching = createMiddleware<AppEnv>(async (c, next) => {
+  await next();
+  const seconds = readConfig(c.env).stockCacheSeconds;
+  if (c.res.status < 400) c.header('Cache-Control', seconds > 0 ? `public, max-age=${seconds}` : 'no-store');
+});
+
+const tags = ['Stock'];
+const responses404 = errorResponses(404, 422, 429);
+
+export const stockRouter = createRouter();
+stockRouter.use('*', cors({ origin: '*', allowMethods: ['GET', 'HEAD', 'OPTIONS'], maxAge: 86400 }), etag(), publicCaching);
+
+stockRouter
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/',
+      tags,
+      summary: 'Stock of every active product',
+      responses: {
+        200: jsonResponse(envelope(z.array(StockEntry)).extend({ timestamp: z.string() }), 'All active products'),
+        ...errorResponses(429),
+      },
+    }),
+    async (c) => c.json({ ...ok((await listStock(c.env.DB)).map(presentStock)), timestamp: new Date().toISOString() }, 200),
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/check',
+      tags,
+      summary: 'Bulk stock check',
+      request: { query: CheckQuery },
+      responses: { 200: jsonResponse(envelope(z.array(BulkCheckEntry)), 'Counts in the order asked'), ...errorResponses(422, 429) },
+    }),
+    async (c) => {
+      const counts = await checkStock(c.env.DB, c.req.valid('query').ids);
+      return c.json(ok(counts.map((e) => ({ product_id: e.productId, stock_count: e.stockCount, in_stock: e.stockCount > 0 }))), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/categories',
+      tags,
+      summary: 'Stock per category',
+      responses: { 200: jsonResponse(envelope(z.array(CategoryEntry)), 'Categories'), ...errorResponses(429) },
+    }),
+    async (c) => {
+      const rows = await stockByCategory(c.env.DB);
+      return c.json(ok(rows.map((r) => ({ category: r.category, total_products: r.totalProducts, total_stock: r.totalStock }))), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/{product_id}',
+      tags,
+      summary: 'Stock of one product',
+      request: { params: z.object({ product_id: pathId('product_id') }) },
+      responses: { 200: jsonResponse(envelope(StockEntry), 'The product'), ...responses404 },
+    }),
+    async (c) => c.json(ok(presentStock(await getStock(c.env.DB, c.req.valid('param').product_id))), 200),
+  );

@@ -1,0 +1,120 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { envelope, ok } from '../lib/envelope';
+import { fieldError } from '../lib/errors';
+import { centsToAmount } from '../lib/money';
+import { createRouter, errorResponses, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
+import { changePassword, getDashboard, getProfile, updateProfile, type UserProfile } from '../services/users';
+import { Order, presentOrder, presentTransaction, Transaction } from './representations';
+
+export const UserProfileSchema = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    email: z.string().openapi({ format: 'email' }),
+    balance: z.number().openapi({ example: 25.5 }),
+    created_at: z.string().openapi({ format: 'date-time' }),
+  })
+  .openapi('UserProfile');
+
+export const presentProfile = (u: UserProfile) => ({
+  id: u.id,
+  name: u.name,
+  email: u.email,
+  balance: centsToAmount(u.balanceCents),
+  created_at: u.createdAt,
+});
+
+export const userName = z.string().trim().min(1, 'name may not be empty').max(100, 'name may not be greater than 100 characters');
+export const userEmail = z.email('email must be a valid email address').max(254, 'email is too long');
+
+const UpdateProfileBody = z.object({ name: userName.optional(), email: userEmail.optional() });
+
+const ChangePasswordBody = z.object({
+  current_password: z.string().min(1, 'current_password is required'),
+  new_password: z.string().min(8, 'new_password must be at least 8 characters').max(200, 'new_password is too long'),
+  new_password_confirmation: z.string(),
+});
+
+const Dashboard = z
+  .object({
+    balance: z.number(),
+    total_orders: z.number().int(),
+    total_spent: z.number(),
+    pending_orders: z.number().int(),
+    recent_orders: z.array(Order),
+    recent_transactions: z.array(Transaction),
+  })
+  .openapi('Dashboard');
+
+const tags = ['User'];
+
+export const userRouter = createRouter()
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/profile',
+      tags,
+      summary: 'Get the user profile',
+      security: securedByApiKey,
+      responses: { 200: jsonResponse(envelope(UserProfileSchema), 'The profile'), ...errorResponses(401, 429) },
+    }),
+    async (c) => c.json(ok(presentProfile(await getProfile(c.env.DB, c.var.principal.userId))), 200),
+  )
+  .openapi(
+    createRoute({
+      method: 'put',
+      path: '/profile',
+      tags,
+      summary: 'Update name and/or email',
+      security: securedByApiKey,
+      request: { body: jsonBody(UpdateProfileBody) },
+      responses: { 200: jsonResponse(envelope(UserProfileSchema), 'Updated'), ...errorResponses(401, 422, 429) },
+    }),
+    async (c) => {
+      const profile = await updateProfile(c.env.DB, c.var.principal.userId, c.req.valid('json'));
+      return c.json(ok(presentProfile(profile), 'Profile updated.'), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/password',
+      tags,
+      summary: 'Change the password',
+      security: securedByApiKey,
+      request: { body: jsonBody(ChangePasswordBody) },
+      responses: { 200: { description: 'Changed; empty body' }, ...errorResponses(401, 422, 429) },
+    }),
+    async (c) => {
+      const body = c.req.valid('json');
+      if (body.new_password !== body.new_password_confirmation) {
+        throw fieldError('new_password', 'The new_password confirmation does not match.');
+      }
+      await changePassword(c.env.DB, c.var.principal.userId, body.current_password, body.new_password);
+      return c.body(null, 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/dashboard',
+      tags,
+      summary: 'Balance and order statistics',
+      security: securedByApiKey,
+      responses: { 200: jsonResponse(envelope(Dashboard), 'Statistics'), ...errorResponses(401, 429) },
+    }),
+    async (c) => {
+      const d = await getDashboard(c.env.DB, c.var.principal.userId);
+      return c.json(
+        ok({
+          balance: centsToAmount(d.balanceCents),
+          total_orders: d.totalOrders,
+          total_spent: centsToAmount(d.totalSpentCents),
+          pending_orders: d.pendingOrders,
+          recent_orders: d.recentOrders.map(presentOrder),
+          recent_transactions: d.recentTransactions.map(presentTransaction),
+        }),
+        200,
+      );
+    },
+  );

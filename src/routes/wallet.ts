@@ -1,0 +1,152 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { readConfig } from '../env';
+import { envelope, ok } from '../lib/envelope';
+import { centsToAmount } from '../lib/money';
+import { createRouter, errorResponses, IdParams, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
+import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
+import { usdAmount } from '../lib/validation';
+import { createDeposit, getDeposit, listDeposits } from '../services/deposits';
+import { CRYPTO_CURRENCIES, GATEWAY_INPUTS } from '../services/gateways';
+import { getBalanceCents, listTransactions } from '../services/wallet';
+import { Deposit, presentDeposit, presentTransaction, Transaction } from './representations';
+
+const MIN_DEPOSIT_CENTS = 100;
+const MAX_DEPOSIT_CENTS = 1_000_000;
+
+const DepositBody = z.object({
+  amount: usdAmount('amount', MIN_DEPOSIT_CENTS, MAX_DEPOSIT_CENTS).openapi({ example: 50 }),
+  gateway: z.enum(GATEWAY_INPUTS, `gateway must be one of ${GATEWAY_INPUTS.join(', ')}`),
+  crypto_currency: z
+    .enum(CRYPTO_CURRENCIES, `crypto_currency must be one of ${CRYPTO_CURRENCIES.join(', ')}`)
+    .optional()
+    .openapi({ description: 'crypto gateways only; default USDT' }),
+});
+
+const CreatedDeposit = z
+  .object({
+    deposit_id: z.number().int(),
+    amount: z.number(),
+    payment_method: z.string(),
+    crypto_currency: z.string().nullable(),
+    status: z.literal('pending'),
+    payment_url: z.string().openapi({ format: 'uri' }),
+    expires_at: z.string().openapi({ format: 'date-time' }),
+  })
+  .openapi('CreatedDeposit');
+
+const DepositStatus = z
+  .object({
+    id: z.number().int(),
+    status: z.enum(['pending', 'paid', 'failed', 'expired']),
+    amount: z.number(),
+    payment_method: z.string(),
+    expires_at: z.string(),
+    created_at: z.string(),
+  })
+  .openapi('DepositStatus');
+
+const tags = ['Wallet'];
+
+export const walletRouter = createRouter()
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/balance',
+      tags,
+      summary: 'Wallet balance',
+      security: securedByApiKey,
+      responses: {
+        200: jsonResponse(envelope(z.object({ balance: z.number(), currency: z.literal('USD') })), 'The balance'),
+        ...errorResponses(401, 429),
+      },
+    }),
+    async (c) => {
+      const balance = centsToAmount(await getBalanceCents(c.env.DB, c.var.principal.userId));
+      return c.json(ok({ balance, currency: 'USD' as const }), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/transactions',
+      tags,
+      summary: 'Wallet ledger, newest first',
+      security: securedByApiKey,
+      request: { query: PaginationQuery },
+      responses: { 200: jsonResponse(pagedEnvelope(Transaction), 'A page of transactions'), ...errorResponses(401, 422, 429) },
+    }),
+    async (c) => {
+      const page = c.req.valid('query');
+      const { rows, total } = await listTransactions(c.env.DB, c.var.principal.userId, page);
+      return c.json(paged(rows.map(presentTransaction), page, total), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/deposit',
+      tags,
+      summary: 'Create a deposit through a payment gateway',
+      security: securedByApiKey,
+      request: { body: jsonBody(DepositBody) },
+      responses: { 200: jsonResponse(envelope(CreatedDeposit), 'Pending deposit; pay at payment_url'), ...errorResponses(401, 422, 429) },
+    }),
+    async (c) => {
+      const body = c.req.valid('json');
+      const deposit = await createDeposit(c.env.DB, readConfig(c.env), c.var.principal.userId, {
+        amountCents: body.amount,
+        gateway: body.gateway,
+        cryptoCurrency: body.crypto_currency,
+      });
+      const d = presentDeposit(deposit);
+      return c.json(
+        ok(
+          {
+            deposit_id: d.id,
+            amount: d.amount,
+            payment_method: d.payment_method,
+            crypto_currency: d.crypto_currency,
+            status: 'pending' as const,
+            payment_url: d.payment_url ?? '',
+            expires_at: d.expires_at,
+          },
+          'Deposit created. Complete the payment at payment_url.',
+        ),
+        200,
+      );
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/deposits',
+      tags,
+      summary: 'List deposits, newest first',
+      security: securedByApiKey,
+      request: { query: PaginationQuery },
+      responses: { 200: jsonResponse(pagedEnvelope(Deposit), 'A page of deposits'), ...errorResponses(401, 422, 429) },
+    }),
+    async (c) => {
+      const page = c.req.valid('query');
+      const { rows, total } = await listDeposits(c.env.DB, c.var.principal.userId, page);
+      return c.json(paged(rows.map(presentDeposit), page, total), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/deposits/{id}/status',
+      tags,
+      summary: 'Status of one deposit',
+      security: securedByApiKey,
+      request: { params: IdParams },
+      responses: { 200: jsonResponse(envelope(DepositStatus), 'The deposit'), ...errorResponses(401, 404, 422, 429) },
+    }),
+    async (c) => {
+      const d = presentDeposit(await getDeposit(c.env.DB, c.var.principal.userId, c.req.valid('param').id));
+      return c.json(
+        ok({ id: d.id, status: d.status, amount: d.amount, payment_method: d.payment_method, expires_at: d.expires_at, created_at: d.created_at }),
+        200,
+      );
+    },
+  );

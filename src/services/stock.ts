@@ -1,0 +1,57 @@
+import { and, desc, eq, inArray, sql } from 'drizzle-orm';
+import { getDb } from '../db/client';
+import { products } from '../db/schema';
+import { notFound } from '../lib/errors';
+
+// Public stock reads only the denormalised products.stock_count: the cost does not grow with the number of items.
+
+const stockColumns = {
+  productId: products.id,
+  productName: products.name,
+  sku: products.sku,
+  stockCount: products.stockCount,
+  priceCents: products.priceCents,
+};
+
+export type StockEntry = { productId: number; productName: string; sku: string; stockCount: number; priceCents: number };
+
+export async function listStock(d1: D1Database): Promise<StockEntry[]> {
+  return getDb(d1)
+    .select(stockColumns)
+    .from(products)
+    .where(eq(products.active, 1))
+    .orderBy(desc(products.createdAt), desc(products.id));
+}
+
+export async function getStock(d1: D1Database, productId: number): Promise<StockEntry> {
+  const [entry] = await getDb(d1)
+    .select(stockColumns)
+    .from(products)
+    .where(and(eq(products.id, productId), eq(products.active, 1)));
+  if (!entry) throw notFound('Product');
+  return entry;
+}
+
+/** Counts for the given ids in the order asked; unknown and inactive products count 0. */
+export async function checkStock(d1: D1Database, productIds: number[]) {
+  const rows = await getDb(d1)
+    .select({ productId: products.id, stockCount: products.stockCount })
+    .from(products)
+    .where(and(inArray(products.id, productIds), eq(products.active, 1)));
+  const counts = new Map(rows.map((r) => [r.productId, r.stockCount]));
+  return productIds.map((productId) => ({ productId, stockCount: counts.get(productId) ?? 0 }));
+}
+
+export async function stockByCategory(d1: D1Database) {
+  const category = sql<string>`coalesce(${products.category}, 'uncategorized')`;
+  return getDb(d1)
+    .select({
+      category,
+      totalProducts: sql<number>`count(*)`,
+      totalStock: sql<number>`coalesce(sum(${products.stockCount}), 0)`,
+    })
+    .from(products)
+    .where(eq(products.active, 1))
+    .groupBy(category)
+    .orderBy(category);
+}

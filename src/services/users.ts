@@ -1,0 +1,111 @@
+import { count, desc, eq, sql } from 'drizzle-orm';
+import { rowsOf, runBatch } from '../db/batch';
+import { getDb } from '../db/client';
+import { orders, users, walletTransactions } from '../db/schema';
+import { hashPassword, verifyPassword } from '../lib/crypto';
+import { fieldError, notFound } from '../lib/errors';
+import { isoNow } from '../lib/time';
+import { insertKeyUnderLimit, issueKey } from './api-keys';
+
+const profileColumns = {
+  id: users.id,
+  name: users.name,
+  email: users.email,
+  balanceCents: users.balanceCents,
+  createdAt: users.createdAt,
+};
+
+export interface UserProfile {
+  id: number;
+  name: string;
+  email: string;
+  balanceCents: number;
+  createdAt: string;
+}
+
+// Emails are unique case-insensitively (COLLATE NOCASE); a concurrent duplicate surfaces as the index violation.
+const isEmailTaken = (err: unknown) => /users\.email|users_email_unique/.test(String((err as Error)?.message ?? err));
+const emailTaken = () => fieldError('email', 'The email has already been taken.');
+
+/** Operator creation of a user together with its first API key, in one batch. */
+export async function createUser(d1: D1Database, input: { name: string; email: string; password: string }) {
+  const now = isoNow();
+  const issued = await issueKey();
+  const passwordHash = await hashPassword(input.password);
+  try {
+    const [created] = await runBatch(d1, [
+      sql`INSERT INTO users (name, email, password_hash, balance_cents, created_at, updated_at)
+          VALUES (${input.name}, ${input.email}, ${passwordHash}, 0, ${now}, ${now})
+          RETURNING id, name, email, balance_cents AS balanceCents, created_at AS createdAt`,
+      insertKeyUnderLimit(sql`(SELECT id FROM users WHERE email = ${input.email})`, 'Default key', issued, now),
+    ]);
+    const [user] = rowsOf<UserProfile>(created);
+    return { user, apiKey: issued.key };
+  } catch (err) {
+    if (isEmailTaken(err)) throw emailTaken();
+    throw err;
+  }
+}
+
+export async function getProfile(d1: D1Database, userId: number): Promise<UserProfile> {
+  const [user] = await getDb(d1).select(profileColumns).from(users).where(eq(users.id, userId));
+  if (!user) throw notFound('User');
+  return user;
+}
+
+export async function updateProfile(d1: D1Database, userId: number, changes: { name?: string; email?: string }): Promise<UserProfile> {
+  const db = getDb(d1);
+  try {
+    const [user] = await db
+      .update(users)
+      .set({ ...changes, updatedAt: isoNow() })
+      .where(eq(users.id, userId))
+      .returning(profileColumns);
+    if (!user) throw notFound('User');
+    return user;
+  } catch (err) {
+    if (isEmailTaken(err)) throw emailTaken();
+    throw err;
+  }
+}
+
+export async function changePassword(d1: D1Database, userId: number, current: string, next: string): Promise<void> {
+  const db = getDb(d1);
+  const [user] = await db.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId));
+  if (!user) throw notFound('User');
+  if (!(await verifyPassword(current, user.passwordHash))) {
+    throw fieldError('current_password', 'The current password is incorrect.');
+  }
+  // Guarded on the hash just verified, so a concurrent change is not silently overwritten.
+  const result = await db.run(
+    sql`UPDATE users SET password_hash = ${await hashPassword(next)}, updated_at = ${isoNow()}
+        WHERE id = ${userId} AND password_hash = ${user.passwordHash}`,
+  );
+  if (result.meta.changes === 0) throw fieldError('current_password', 'The password was changed concurrently; try again.');
+}
+
+const RECENT = 5;
+
+export async function getDashboard(d1: D1Database, userId: number) {
+  const db = getDb(d1);
+  const [[user], [stats], recentOrders, recentTransactions] = await db.batch([
+    db.select({ balanceCents: users.balanceCents }).from(users).where(eq(users.id, userId)),
+    db
+      .select({
+        totalOrders: count(),
+        totalSpentCents: sql<number>`coalesce(sum(CASE WHEN ${orders.status} <> 'cancelled' THEN ${orders.totalAmountCents} END), 0)`,
+        pendingOrders: sql<number>`count(CASE WHEN ${orders.status} = 'pending' THEN 1 END)`,
+      })
+      .from(orders)
+      .where(eq(orders.userId, userId)),
+    db.select().from(orders).where(eq(orders.userId, userId)).orderBy(desc(orders.createdAt), desc(orders.id)).limit(RECENT),
+    db
+      .select()
+      .from(walletTransactions)
+      .where(eq(walletTransactions.userId, userId))
+      .orderBy(desc(walletTransactions.createdAt), desc(walletTransactions.id))
+      .limit(RECENT),
+  ]);
+  if (!user) throw notFound('User');
+  return { balanceCents: user.balanceCents, ...stats, recentOrders, recentTransactions };
+}

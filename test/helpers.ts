@@ -1,0 +1,102 @@
+import { SELF } from 'cloudflare:test';
+import { expect } from 'vitest';
+
+export const BASE = 'http://localhost/api/v2';
+export const ADMIN_TOKEN = 'test-admin-token';
+
+let sequence = 0;
+export const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${++sequence}-${Math.random().toString(36).slice(2, 8)}`;
+
+export interface CallOptions {
+  method?: string;
+  key?: string;
+  admin?: boolean;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** One request to the worker under test, through its real fetch handler. */
+export async function call(path: string, { method, key, admin, body, headers = {} }: CallOptions = {}) {
+  const init: RequestInit = { method: method ?? (body === undefined ? 'GET' : 'POST'), headers: { ...headers } };
+  const h = init.headers as Record<string, string>;
+  if (key) h['X-API-Key'] = key;
+  if (admin) h.Authorization = `Bearer ${ADMIN_TOKEN}`;
+  if (body !== undefined) {
+    h['Content-Type'] ??= 'application/json';
+    init.body = typeof body === 'string' ? body : JSON.stringify(body);
+  }
+  const res = await SELF.fetch(`${BASE}${path}`, init);
+  const text = await res.text();
+  let json: any = undefined;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    // text bodies (exports) are checked through `text`
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
+export function expectError(res: { status: number; json: any }, status: number, code: string) {
+  expect(res.status, JSON.stringify(res.json)).toBe(status);
+  expect(res.json).toMatchObject({ success: false, code });
+  expect(typeof res.json.error).toBe('string');
+}
+
+export interface TestUser {
+  id: number;
+  key: string;
+  email: string;
+}
+
+export async function newUser({ balance = 0 }: { balance?: number } = {}): Promise<TestUser> {
+  const email = `${unique('user')}@example.com`;
+  const res = await call('/admin/users', { admin: true, body: { name: 'Test User', email, password: 'correct horse battery' } });
+  expect(res.status, res.text).toBe(201);
+  const user = { id: res.json.data.id as number, key: res.json.data.api_key as string, email };
+  if (balance > 0) await fund(user, balance);
+  return user;
+}
+
+export async function fund(user: { id: number }, amount: number) {
+  const res = await call(`/admin/users/${user.id}/balance-adjustments`, { admin: true, body: { amount, description: 'test funding' } });
+  expect(res.status, res.text).toBe(201);
+  return res.json.data;
+}
+
+export interface ProductOptions {
+  price?: number;
+  stock?: number;
+  category?: string | null;
+  allowedQuantities?: number[] | null;
+  active?: boolean;
+  name?: string;
+}
+
+export async function newProduct({ price = 1.5, stock = 0, category = null, allowedQuantities = null, active = true, name }: ProductOptions = {}) {
+  const sku = unique('SKU');
+  const res = await call('/admin/products', {
+    admin: true,
+    body: { name: name ?? `Product ${sku}`, sku, category, price, allowed_quantities: allowedQuantities, active },
+  });
+  expect(res.status, res.text).toBe(201);
+  const product = res.json.data as { id: number; sku: string; name: string; price: number };
+  if (stock > 0) await restock(product.id, stock);
+  return product;
+}
+
+export async function restock(productId: number, count: number, prefix = unique('ITEM')) {
+  const items = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
+  const res = await call(`/admin/products/${productId}/stock`, { admin: true, body: { items } });
+  expect(res.status, res.text).toBe(201);
+  return items;
+}
+
+export async function buy(user: TestUser, productId: number, quantity = 1) {
+  return call('/orders', { key: user.key, body: { product_id: productId, quantity } });
+}
+
+export async function balanceOf(user: TestUser): Promise<number> {
+  const res = await call('/wallet/balance', { key: user.key });
+  expect(res.status).toBe(200);
+  return res.json.data.balance;
+}

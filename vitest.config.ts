@@ -1,0 +1,24 @@
+import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin';
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  plugins: [
+    cloudflareTest({
+      wrangler: { configPath: './wrangler.toml' },
+      miniflare: {
+        bindings: {
+          TEST_MIGRATIONS: await readD1Migrations('migrations'),
+          ADMIN_TOKEN: 'test-admin-token',
+          GATEWAY_ONE_WEBHOOK_SECRET: 'test-secret-one',
+          GATEWAY_TWO_WEBHOOK_SECRET: 'test-secret-two',
+          GATEWAY_THREE_WEBHOOK_SECRET: 'test-secret-three',
+          PAYMENT_BASE_URL: 'http://localhost:8787',
+        },
+      },
+    }),
+  ],
+  test: {
+    setupFiles: ['./test/setup.ts'],
+    testTimeout: 30_000,
+  },
+});
