@@ -1,8 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { cors } from 'hono/cors';
-import { etag } from 'hono/etag';
+import { etag, RETAINED_304_HEADERS } from 'hono/etag';
 import { createMiddleware } from 'hono/factory';
 import { readConfig, type AppEnv } from '../env';
+import { sha256Hex } from '../lib/crypto';
 import { envelope, ok } from '../lib/envelope';
 import { createRouter, errorResponses, jsonResponse, pathId } from '../lib/openapi';
 import { checkStock, getStock, listStock, stockByCategory } from '../services/stock';
@@ -46,7 +47,9 @@ const tags = ['Stock'];
 const responses404 = errorResponses(404, 422, 429);
 
 export const stockRouter = createRouter();
-stockRouter.use('*', cors({ origin: '*', allowMethods: ['GET', 'HEAD', 'OPTIONS'], maxAge: 86400 }), etag(), publicCaching);
+// A 304 keeps the CORS header: the etag middleware would otherwise strip it and browsers could not read the 304.
+const etagKeepingCors = etag({ retainedHeaders: [...RETAINED_304_HEADERS, 'access-control-allow-origin'] });
+stockRouter.use('*', cors({ origin: '*', allowMethods: ['GET', 'HEAD', 'OPTIONS'], maxAge: 86400 }), etagKeepingCors, publicCaching);
 
 stockRouter
   .openapi(
@@ -60,7 +63,12 @@ stockRouter
         ...errorResponses(429),
       },
     }),
-    async (c) => c.json({ ...ok((await listStock(c.env.DB)).map(presentStock)), timestamp: new Date().toISOString() }, 200),
+    async (c) => {
+      const data = (await listStock(c.env.DB)).map(presentStock);
+      // The ETag covers the entries, not the per-response timestamp, so If-None-Match can match (weak: same data).
+      c.header('ETag', `W/"${await sha256Hex(JSON.stringify(data))}"`);
+      return c.json({ ...ok(data), timestamp: new Date().toISOString() }, 200);
+    },
   )
   .openapi(
     createRoute({

@@ -14,7 +14,13 @@ export interface ProductInput {
   active?: boolean;
 }
 
-const isSkuTaken = (err: unknown) => /products\.sku|products_sku_unique/.test(String((err as Error)?.message ?? err));
+// drizzle wraps the D1 error ("Failed query: ...") and keeps the SQLite message in `cause`, so the chain is searched.
+const isSkuTaken = (err: unknown) => {
+  for (let e = err, depth = 0; e != null && depth < 5; e = (e as Error).cause, depth++) {
+    if (/products\.sku|products_sku_unique/.test(String((e as Error)?.message ?? e))) return true;
+  }
+  return false;
+};
 const skuTaken = () => fieldError('sku', 'The sku has already been taken.');
 
 const packSizes = (quantities: number[] | null | undefined) =>

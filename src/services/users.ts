@@ -24,7 +24,13 @@ export interface UserProfile {
 }
 
 // Emails are unique case-insensitively (COLLATE NOCASE); a concurrent duplicate surfaces as the index violation.
-const isEmailTaken = (err: unknown) => /users\.email|users_email_unique/.test(String((err as Error)?.message ?? err));
+// drizzle wraps the D1 error ("Failed query: ...") and keeps the SQLite message in `cause`, so the chain is searched.
+const isEmailTaken = (err: unknown) => {
+  for (let e = err, depth = 0; e != null && depth < 5; e = (e as Error).cause, depth++) {
+    if (/users\.email|users_email_unique/.test(String((e as Error)?.message ?? e))) return true;
+  }
+  return false;
+};
 const emailTaken = () => fieldError('email', 'The email has already been taken.');
 
 /** Operator creation of a user together with its first API key, in one batch. */

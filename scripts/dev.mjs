@@ -1,0 +1,56 @@
+// `npm run dev`: local D1 migrated, demo data seeded on an empty database, demo API key printed, wrangler dev up.
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { assertNodeVersion, spawnWrangler, wrangler } from './wrangler.mjs';
+import { DEMO_USER, seedSql } from './seed.mjs';
+
+const PORT = process.env.PORT ?? '8787';
+const STATE_DIR = '.wrangler';
+const DEMO_KEY_FILE = `${STATE_DIR}/demo-api-key.txt`;
+
+assertNodeVersion();
+
+if (!existsSync('.dev.vars')) {
+  copyFileSync('.dev.vars.example', '.dev.vars');
+  console.log('Created .dev.vars from .dev.vars.example');
+}
+
+console.log('Applying D1 migrations to the local database...');
+wrangler(['d1', 'migrations', 'apply', 'DB', '--local']);
+
+const countOutput = wrangler(['d1', 'execute', 'DB', '--local', '--json', '--command', 'SELECT count(*) AS users FROM users'], { capture: true });
+const users = JSON.parse(countOutput)[0].results[0].users;
+
+if (users === 0) {
+  console.log('Empty database: seeding demo data...');
+  const { sql, apiKey } = seedSql();
+  mkdirSync(STATE_DIR, { recursive: true });
+  const seedFile = `${STATE_DIR}/seed.sql`;
+  writeFileSync(seedFile, sql);
+  wrangler(['d1', 'execute', 'DB', '--local', '--file', seedFile], { capture: true });
+  writeFileSync(DEMO_KEY_FILE, `${apiKey}\n`);
+}
+
+const demoKey = existsSync(DEMO_KEY_FILE) ? readFileSync(DEMO_KEY_FILE, 'utf8').trim() : null;
+const base = `http://localhost:${PORT}/api/v2`;
+const banner = `
+  Demo user:     ${DEMO_USER.email} / ${DEMO_USER.password} (wallet: $100.00)
+  Demo API key:  ${demoKey ?? '(not known: the database was seeded elsewhere; create a user with POST /admin/users)'}
+  Admin token:   see ADMIN_TOKEN in .dev.vars
+
+  Try it:
+    curl -s -H "X-API-Key: ${demoKey ?? '<key>'}" ${base}/wallet/balance
+    curl -s ${base}/stock
+`;
+
+// The banner goes out once the server is ready, so it is the last thing on screen rather than buried in wrangler's.
+const child = spawnWrangler(['dev', '--port', PORT]);
+let announced = false;
+child.stdout.on('data', (chunk) => {
+  process.stdout.write(chunk);
+  if (!announced && String(chunk).includes('Ready on')) {
+    announced = true;
+    console.log(banner);
+  }
+});
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
+child.on('exit', (code) => process.exit(code ?? 0));

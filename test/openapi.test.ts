@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { call } from './helpers';
+
+describe('OpenAPI document', () => {
+  it('is OpenAPI 3.1 with version 2.0 and lists every route', async () => {
+    const res = await call('/openapi.json');
+    expect(res.status, res.text).toBe(200);
+    expect(res.json.openapi).toBe('3.1.0');
+    expect(res.json.info.version).toBe('2.0');
+    const paths = Object.keys(res.json.paths).sort();
+    expect(paths).toEqual(
+      [
+        '/api/v2/admin/products',
+        '/api/v2/admin/products/{id}',
+        '/api/v2/admin/products/{id}/stock',
+        '/api/v2/admin/users',
+        '/api/v2/admin/users/{id}/balance-adjustments',
+        '/api/v2/api-keys',
+        '/api/v2/api-keys/{id}',
+        '/api/v2/orders',
+        '/api/v2/orders/{id}',
+        '/api/v2/orders/{id}/cancel',
+        '/api/v2/orders/{id}/export',
+        '/api/v2/stock',
+        '/api/v2/stock/categories',
+        '/api/v2/stock/check',
+        '/api/v2/stock/{product_id}',
+        '/api/v2/user/dashboard',
+        '/api/v2/user/password',
+        '/api/v2/user/profile',
+        '/api/v2/wallet/balance',
+        '/api/v2/wallet/deposit',
+        '/api/v2/wallet/deposits',
+        '/api/v2/wallet/deposits/{id}/status',
+        '/api/v2/wallet/transactions',
+      ].sort(),
+    );
+  });
+});

@@ -1,0 +1,48 @@
+import { env } from 'cloudflare:test';
+import { getTableConfig, type SQLiteTable } from 'drizzle-orm/sqlite-core';
+import { describe, expect, it } from 'vitest';
+import * as schema from '../src/db/schema';
+
+// The drizzle schema (used by queries) and migrations/*.sql (what D1 really has) must agree column for column.
+
+const tables = Object.values(schema).filter((value): value is SQLiteTable => {
+  try {
+    return typeof value === 'object' && value !== null && Boolean(getTableConfig(value as SQLiteTable).name);
+  } catch {
+    return false;
+  }
+});
+
+describe('drizzle schema matches the migrated database', () => {
+  it('covers every table of the migrations', async () => {
+    const { results } = await env.DB.prepare(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'd1_%' AND name NOT LIKE '_cf_%'",
+    ).all<{ name: string }>();
+    expect(tables.map((t) => getTableConfig(t).name).sort()).toEqual(results.map((r) => r.name).sort());
+  });
+
+  for (const table of tables) {
+    const config = getTableConfig(table);
+    it(`${config.name}: columns, types, nullability, primary key and indexes`, async () => {
+      const { results: columns } = await env.DB.prepare(`PRAGMA table_info(${config.name})`).all<{
+        name: string;
+        type: string;
+        notnull: number;
+        pk: number;
+      }>();
+      const actual = columns.map((c) => ({ name: c.name, type: c.type.toLowerCase(), notNull: c.notnull === 1 || c.pk === 1, pk: c.pk === 1 }));
+      const declared = config.columns.map((c) => ({ name: c.name, type: c.getSQLType().toLowerCase(), notNull: c.notNull, pk: c.primary }));
+      expect(declared).toEqual(actual);
+
+      const { results: indexes } = await env.DB.prepare(`PRAGMA index_list(${config.name})`).all<{ name: string; unique: number; origin: string }>();
+      const actualIndexes = indexes
+        .filter((i) => i.origin === 'c')
+        .map((i) => ({ name: i.name, unique: i.unique === 1 }))
+        .sort((a, b) => a.name.localeCompare(b.name));
+      const declaredIndexes = config.indexes
+        .map((i) => ({ name: i.config.name, unique: i.config.unique }))
+        .sort((a, b) => a.name.localeCompare(b.name));
+      expect(declaredIndexes).toEqual(actualIndexes);
+    });
+  }
+});
