@@ -4,7 +4,9 @@ import { assertNodeVersion, spawnWrangler, wrangler } from './wrangler.mjs';
 import { DEMO_USER, seedSql } from './seed.mjs';
 
 const PORT = process.env.PORT ?? '8787';
-const STATE_DIR = '.wrangler';
+// DEV_STATE_DIR gives a separate local database (the quickstart check uses a fresh one, like a new clone).
+const STATE_DIR = process.env.DEV_STATE_DIR ?? '.wrangler';
+const persist = process.env.DEV_STATE_DIR ? ['--persist-to', STATE_DIR] : [];
 const DEMO_KEY_FILE = `${STATE_DIR}/demo-api-key.txt`;
 
 assertNodeVersion();
@@ -15,9 +17,9 @@ if (!existsSync('.dev.vars')) {
 }
 
 console.log('Applying D1 migrations to the local database...');
-wrangler(['d1', 'migrations', 'apply', 'DB', '--local']);
+wrangler(['d1', 'migrations', 'apply', 'DB', '--local', ...persist]);
 
-const countOutput = wrangler(['d1', 'execute', 'DB', '--local', '--json', '--command', 'SELECT count(*) AS users FROM users'], { capture: true });
+const countOutput = wrangler(['d1', 'execute', 'DB', '--local', ...persist, '--json', '--command', 'SELECT count(*) AS users FROM users'], { capture: true });
 const users = JSON.parse(countOutput)[0].results[0].users;
 
 if (users === 0) {
@@ -26,7 +28,7 @@ if (users === 0) {
   mkdirSync(STATE_DIR, { recursive: true });
   const seedFile = `${STATE_DIR}/seed.sql`;
   writeFileSync(seedFile, sql);
-  wrangler(['d1', 'execute', 'DB', '--local', '--file', seedFile], { capture: true });
+  wrangler(['d1', 'execute', 'DB', '--local', ...persist, '--file', seedFile], { capture: true });
   writeFileSync(DEMO_KEY_FILE, `${apiKey}\n`);
 }
 
@@ -43,7 +45,7 @@ const banner = `
 `;
 
 // The banner goes out once the server is ready, so it is the last thing on screen rather than buried in wrangler's.
-const child = spawnWrangler(['dev', '--port', PORT]);
+const child = spawnWrangler(['dev', '--port', PORT, ...persist]);
 let announced = false;
 child.stdout.on('data', (chunk) => {
   process.stdout.write(chunk);

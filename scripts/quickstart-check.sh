@@ -6,13 +6,15 @@ cd "$(dirname "$0")/.."
 
 PORT="${QUICKSTART_PORT:-8799}"
 LOG="$(mktemp)"
+STATE="$(mktemp -d)"
 # Its own process group, so stopping it also stops wrangler's workerd child.
-PORT="$PORT" setsid npm run dev >"$LOG" 2>&1 &
+PORT="$PORT" DEV_STATE_DIR="$STATE" setsid npm run dev >"$LOG" 2>&1 &
 DEV_PID=$!
 stop_dev() {
   kill -TERM -- "-$DEV_PID" 2>/dev/null || true
   sleep 2
   kill -KILL -- "-$DEV_PID" 2>/dev/null || true
+  rm -rf "$STATE"
 }
 trap stop_dev EXIT
 
@@ -24,8 +26,11 @@ done
 KEY="$(sed -n 's/.*Demo API key: *\(sk_live_[0-9A-Za-z]*\).*/\1/p' "$LOG" | head -1)"
 if [ -z "$KEY" ]; then cat "$LOG"; echo "quickstart: no demo API key printed"; exit 1; fi
 
-BASE="http://localhost:$PORT/api/v2"
-curl -fsS "$BASE/stock" >/dev/null
-curl -fsS -H "X-API-Key: $KEY" "$BASE/wallet/balance" | grep -q '"currency":"USD"'
-curl -fsS -H "X-API-Key: $KEY" -H 'Content-Type: application/json' -d '{"product_id":2,"quantity":1}' "$BASE/orders" | grep -q '"stock_items"'
-echo "quickstart: npm run dev served the demo key, stock, balance and a purchase"
+# The README's tour, word for word but for the key, the port, and curl failing on HTTP errors.
+TOUR="$(sed -n '/<!-- tour:start -->/,/<!-- tour:end -->/p' README.md | sed '/^<!--/d; /^```/d' \
+  | sed "s/^export KEY=.*/export KEY=$KEY/; s/localhost:8787/localhost:$PORT/; s/curl -s /curl -fsS /")"
+[ -n "$TOUR" ] || { echo "quickstart: no tour found in README.md"; exit 1; }
+bash -euo pipefail -c "$TOUR" >"$LOG.tour"
+grep -q '"stock_items"' "$LOG.tour" && grep -q '"refunded_amount":4.99' "$LOG.tour" && grep -q '"type":"refund"' "$LOG.tour" \
+  || { cat "$LOG.tour"; echo "quickstart: the README tour did not buy, cancel and refund"; exit 1; }
+echo "quickstart: npm run dev printed a demo key and the README tour ran ($(grep -c '^curl' <<<"$TOUR") requests)"

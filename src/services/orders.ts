@@ -45,7 +45,7 @@ async function tryPurchase(d1: D1Database, userId: number, productId: number, qu
       SELECT ${orderNumber}, u.id, p.id, p.name, ${quantity}, p.price_cents, p.price_cents * ${quantity}, 'pending', ${now}, ${now}
       FROM products p JOIN users u ON u.id = ${userId}
       WHERE p.id = ${productId} AND p.active = 1 AND p.stock_count >= ${quantity}
-        
+        AND u.balance_cents >= p.price_cents * ${quantity}
         AND (p.allowed_quantities IS NULL OR ${quantity} IN (SELECT value FROM json_each(p.allowed_quantities)))`,
     ...walletMovement({
       userId,
