@@ -27,6 +27,8 @@ export interface AppEnv {
 
 export interface Config {
   paymentBaseUrl: string;
+  webhookSecrets: Record<'gateway_one' | 'gateway_two' | 'gateway_three', string | undefined>;
+  devCheckout: boolean;
   orderHoldHours: number;
   depositTtlMinutes: number;
   stockCacheSeconds: number;
@@ -41,6 +43,12 @@ function nonNegativeInt(raw: string | undefined, fallback: number): number {
 export function readConfig(env: Bindings): Config {
   return {
     paymentBaseUrl: (env.PAYMENT_BASE_URL || 'http://localhost:8787').replace(/\/+$/, ''),
+    webhookSecrets: {
+      gateway_one: env.GATEWAY_ONE_WEBHOOK_SECRET || undefined,
+      gateway_two: env.GATEWAY_TWO_WEBHOOK_SECRET || undefined,
+      gateway_three: env.GATEWAY_THREE_WEBHOOK_SECRET || undefined,
+    },
+    devCheckout: env.DEV_CHECKOUT === 'true',
     orderHoldHours: nonNegativeInt(env.ORDER_HOLD_HOURS, 24),
     depositTtlMinutes: nonNegativeInt(env.DEPOSIT_TTL_MINUTES, 60) || 60,
     stockCacheSeconds: nonNegativeInt(env.STOCK_CACHE_SECONDS, 10),

@@ -1,4 +1,6 @@
 /** The closed set of machine codes of the contract, each with its one HTTP status. */
+import type { ZodError } from 'zod';
+
 export const ERROR_STATUS = {
   UNAUTHORIZED: 401,
   API_KEY_LIMIT_REACHED: 400,
@@ -9,6 +11,7 @@ export const ERROR_STATUS = {
   INVALID_PACK_SIZE: 400,
   PRODUCT_UNAVAILABLE: 400,
   ORDER_NOT_CANCELLABLE: 400,
+  AMOUNT_MISMATCH: 400,
   IDEMPOTENCY_KEY_REUSED: 422,
   RATE_LIMITED: 429,
   PAYLOAD_TOO_LARGE: 413,
@@ -42,3 +45,13 @@ export const validationFailed = (errors: FieldErrors, message = 'The given data 
   new ApiError('VALIDATION_FAILED', message, errors);
 
 export const fieldError = (field: string, message: string) => validationFailed({ [field]: [message] });
+
+/** zod issues as the contract's `errors` object: field path -> messages. */
+export function fieldErrors(error: ZodError): FieldErrors {
+  const errors: FieldErrors = {};
+  for (const issue of error.issues) {
+    const field = issue.path.length > 0 ? issue.path.join('.') : 'body';
+    (errors[field] ??= []).push(issue.message);
+  }
+  return errors;
+}

@@ -1,18 +1,7 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import type { ZodError } from 'zod';
 import type { AppEnv } from '../env';
 import { ErrorBody } from './envelope';
-import { validationFailed, type FieldErrors } from './errors';
-
-/** zod issues as the contract's `errors` object: field path -> messages. */
-export function fieldErrors(error: ZodError): FieldErrors {
-  const errors: FieldErrors = {};
-  for (const issue of error.issues) {
-    const field = issue.path.length > 0 ? issue.path.join('.') : 'body';
-    (errors[field] ??= []).push(issue.message);
-  }
-  return errors;
-}
+import { fieldErrors, validationFailed } from './errors';
 
 /** Every router validates through this hook, so a bad request is always the same 422 envelope. */
 export function createRouter() {

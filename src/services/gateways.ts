@@ -1,4 +1,8 @@
+import { z } from 'zod';
 import type { Config } from '../env';
+import { hmacSha256Hex, timingSafeEqualStrings } from '../lib/crypto';
+import { fieldErrors, unauthorized, validationFailed } from '../lib/errors';
+import { amountToCents } from '../lib/money';
 
 /** Gateway names as stored and reported in `payment_method`; `crypto` is accepted as an alias of gateway_one. */
 export const GATEWAYS = ['gateway_one', 'gateway_two', 'gateway_three'] as const;
@@ -9,6 +13,9 @@ export type GatewayInput = (typeof GATEWAY_INPUTS)[number];
 export const CRYPTO_CURRENCIES = ['USDT', 'USDC', 'BTC', 'ETH', 'LTC'] as const;
 export type CryptoCurrency = (typeof CRYPTO_CURRENCIES)[number];
 export const DEFAULT_CRYPTO_CURRENCY: CryptoCurrency = 'USDT';
+
+export const WEBHOOK_STATUSES = ['paid', 'failed', 'expired'] as const;
+export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
 
 export interface InvoiceRequest {
   depositId: number;
@@ -22,20 +29,61 @@ export interface Invoice {
   externalId: string;
 }
 
+/** What a gateway tells us about a deposit, whatever its wire format. */
+export interface GatewayEvent {
+  depositId: number;
+  status: WebhookStatus;
+  amountCents: number;
+  transactionId: string;
+}
+
+export interface SignedWebhook {
+  body: string;
+  headers: Record<string, string>;
+}
+
 /** One payment gateway. A vendor's real API and webhook format replace an adapter without touching the wallet. */
 export interface PaymentGateway {
   readonly name: GatewayName;
   readonly isCrypto: boolean;
   createInvoice(request: InvoiceRequest): Promise<Invoice>;
+  /** Authenticates a webhook (401 when it is not from the gateway) and parses it (422 when malformed). */
+  parseWebhook(rawBody: string, headers: Headers, nowMs: number): Promise<GatewayEvent>;
+  /** A webhook exactly as the gateway would send it: used by the local checkout page. */
+  signWebhook(event: GatewayEvent, nowMs: number): Promise<SignedWebhook>;
 }
 
 export const normaliseGateway = (input: GatewayInput): GatewayName => (input === 'crypto' ? 'gateway_one' : input);
 
 export const isCryptoGateway = (name: GatewayName) => name !== 'gateway_three';
 
+export const isGatewayName = (value: string): value is GatewayName => (GATEWAYS as readonly string[]).includes(value);
+
+export const SIGNATURE_TOLERANCE_SECONDS = 300;
+
+const GenericWebhookBody = z.object({
+  deposit_id: z.int('deposit_id must be an integer').min(1),
+  status: z.enum(WEBHOOK_STATUSES, `status must be one of ${WEBHOOK_STATUSES.join(', ')}`),
+  amount: z.number('amount must be a number'),
+  transaction_id: z.string('transaction_id must be a string').min(1).max(255),
+});
+
+/** `X-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>` */
+function parseSignatureHeader(header: string | null): { t: number; v1: string } | null {
+  if (!header) return null;
+  const parts = Object.fromEntries(
+    header.split(',').map((part) => {
+      const at = part.indexOf('=');
+      return [part.slice(0, at).trim(), part.slice(at + 1).trim()];
+    }),
+  );
+  if (!/^\d{1,12}$/.test(parts.t ?? '') || !/^[0-9a-f]{64}$/i.test(parts.v1 ?? '')) return null;
+  return { t: Number(parts.t), v1: parts.v1.toLowerCase() };
+}
+
 /**
- * The generic adapter: its checkout lives at `${PAYMENT_BASE_URL}/pay/{deposit_id}` (the local checkout page in
- * development) and it signs webhooks with the contract's generic format.
+ * The contract's generic adapter: checkout at `${PAYMENT_BASE_URL}/pay/{deposit_id}` (the local checkout page in
+ * development) and HMAC-signed JSON webhooks.
  */
 class GenericGateway implements PaymentGateway {
   constructor(
@@ -47,8 +95,48 @@ class GenericGateway implements PaymentGateway {
     return isCryptoGateway(this.name);
   }
 
+  private get secret() {
+    return this.config.webhookSecrets[this.name];
+  }
+
   async createInvoice(request: InvoiceRequest): Promise<Invoice> {
     return { paymentUrl: `${this.config.paymentBaseUrl}/pay/${request.depositId}`, externalId: `${this.name}_${request.depositId}` };
+  }
+
+  async parseWebhook(rawBody: string, headers: Headers, nowMs: number): Promise<GatewayEvent> {
+    const secret = this.secret;
+    const signature = parseSignatureHeader(headers.get('X-Signature'));
+    if (!secret || !signature) throw unauthorized('Missing or malformed webhook signature.');
+    const expected = await hmacSha256Hex(secret, `${signature.t}.${rawBody}`);
+    const fresh = Math.abs(nowMs / 1000 - signature.t) <= SIGNATURE_TOLERANCE_SECONDS;
+    // Compare first, then check freshness, so timing says nothing about which check failed.
+    if (!(await timingSafeEqualStrings(signature.v1, expected)) || !fresh) throw unauthorized('Invalid webhook signature.');
+
+    let json: unknown;
+    try {
+      json = JSON.parse(rawBody);
+    } catch {
+      throw validationFailed({ body: ['The body is not valid JSON.'] });
+    }
+    const parsed = GenericWebhookBody.safeParse(json);
+    if (!parsed.success) throw validationFailed(fieldErrors(parsed.error));
+    const amountCents = amountToCents(parsed.data.amount);
+    if (amountCents === null || amountCents <= 0) throw validationFailed({ amount: ['amount must be positive with at most 2 decimals'] });
+    return { depositId: parsed.data.deposit_id, status: parsed.data.status, amountCents, transactionId: parsed.data.transaction_id };
+  }
+
+  async signWebhook(event: GatewayEvent, nowMs: number): Promise<SignedWebhook> {
+    const secret = this.secret;
+    if (!secret) throw unauthorized(`No webhook secret is configured for ${this.name}.`);
+    const body = JSON.stringify({
+      deposit_id: event.depositId,
+      status: event.status,
+      amount: event.amountCents / 100,
+      transaction_id: event.transactionId,
+    });
+    const t = Math.floor(nowMs / 1000);
+    const v1 = await hmacSha256Hex(secret, `${t}.${body}`);
+    return { body, headers: { 'Content-Type': 'application/json', 'X-Signature': `t=${t},v1=${v1}` } };
   }
 }
 

@@ -1,6 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import { changesOf, rowsOf, runBatch } from '../db/batch';
 import { getDb } from '../db/client';
+import { isUniqueViolation } from '../db/errors';
 import { products, type ProductRow } from '../db/schema';
 import { fieldError, notFound } from '../lib/errors';
 import { isoNow } from '../lib/time';
@@ -14,13 +15,6 @@ export interface ProductInput {
   active?: boolean;
 }
 
-// drizzle wraps the D1 error ("Failed query: ...") and keeps the SQLite message in `cause`, so the chain is searched.
-const isSkuTaken = (err: unknown) => {
-  for (let e = err, depth = 0; e != null && depth < 5; e = (e as Error).cause, depth++) {
-    if (/products\.sku|products_sku_unique/.test(String((e as Error)?.message ?? e))) return true;
-  }
-  return false;
-};
 const skuTaken = () => fieldError('sku', 'The sku has already been taken.');
 
 const packSizes = (quantities: number[] | null | undefined) =>
@@ -45,7 +39,7 @@ export async function createProduct(d1: D1Database, input: ProductInput): Promis
       .returning();
     return product;
   } catch (err) {
-    if (isSkuTaken(err)) throw skuTaken();
+    if (isUniqueViolation(err, 'products.sku')) throw skuTaken();
     throw err;
   }
 }
@@ -68,7 +62,7 @@ export async function updateProduct(d1: D1Database, productId: number, input: Pa
     if (!product) throw notFound('Product');
     return product;
   } catch (err) {
-    if (isSkuTaken(err)) throw skuTaken();
+    if (isUniqueViolation(err, 'products.sku')) throw skuTaken();
     throw err;
   }
 }

@@ -1,6 +1,7 @@
 import { count, desc, eq, sql } from 'drizzle-orm';
 import { rowsOf, runBatch } from '../db/batch';
 import { getDb } from '../db/client';
+import { isUniqueViolation } from '../db/errors';
 import { orders, users, walletTransactions } from '../db/schema';
 import { hashPassword, verifyPassword } from '../lib/crypto';
 import { fieldError, notFound } from '../lib/errors';
@@ -24,13 +25,6 @@ export interface UserProfile {
 }
 
 // Emails are unique case-insensitively (COLLATE NOCASE); a concurrent duplicate surfaces as the index violation.
-// drizzle wraps the D1 error ("Failed query: ...") and keeps the SQLite message in `cause`, so the chain is searched.
-const isEmailTaken = (err: unknown) => {
-  for (let e = err, depth = 0; e != null && depth < 5; e = (e as Error).cause, depth++) {
-    if (/users\.email|users_email_unique/.test(String((e as Error)?.message ?? e))) return true;
-  }
-  return false;
-};
 const emailTaken = () => fieldError('email', 'The email has already been taken.');
 
 /** Operator creation of a user together with its first API key, in one batch. */
@@ -48,7 +42,7 @@ export async function createUser(d1: D1Database, input: { name: string; email: s
     const [user] = rowsOf<UserProfile>(created);
     return { user, apiKey: issued.key };
   } catch (err) {
-    if (isEmailTaken(err)) throw emailTaken();
+    if (isUniqueViolation(err, 'users.email')) throw emailTaken();
     throw err;
   }
 }
@@ -70,7 +64,7 @@ export async function updateProfile(d1: D1Database, userId: number, changes: { n
     if (!user) throw notFound('User');
     return user;
   } catch (err) {
-    if (isEmailTaken(err)) throw emailTaken();
+    if (isUniqueViolation(err, 'users.email')) throw emailTaken();
     throw err;
   }
 }
