@@ -13,6 +13,8 @@ import { ordersRouter } from './routes/orders';
 import { stockRouter } from './routes/stock';
 import { userRouter } from './routes/user';
 import { walletRouter } from './routes/wallet';
+import { webhooksRouter } from './routes/webhooks';
+import { createCheckoutRouter } from './routes/checkout';
 
 export const API_PREFIX = '/api/v2';
 export const SERVICE = { name: 'stock-wallet-api', version: '2.0' };
@@ -74,11 +76,14 @@ export function createApp() {
     .route(`${API_PREFIX}/stock`, stockRouter)
     .route(`${API_PREFIX}/orders`, ordersRouter)
     .route(`${API_PREFIX}/wallet`, walletRouter)
-    .route(`${API_PREFIX}/admin`, adminRouter);
+    .route(`${API_PREFIX}/admin`, adminRouter)
+    .route(`${API_PREFIX}/webhooks`, webhooksRouter);
+  app.route('/pay', createCheckoutRouter((request, env, ctx) => app.fetch(request, env, ctx)));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'ApiKeyHeader', { type: 'apiKey', in: 'header', name: 'X-API-Key' });
   app.openAPIRegistry.registerComponent('securitySchemes', 'ApiKeyQuery', { type: 'apiKey', in: 'query', name: 'api_key' });
   app.openAPIRegistry.registerComponent('securitySchemes', 'AdminBearer', { type: 'http', scheme: 'bearer' });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'WebhookSignature', { type: 'apiKey', in: 'header', name: 'X-Signature' });
   app.doc31(`${API_PREFIX}/openapi.json`, {
     openapi: '3.1.0',
     info: {

@@ -10,6 +10,7 @@ describe('OpenAPI document', () => {
     const paths = Object.keys(res.json.paths).sort();
     expect(paths).toEqual(
       [
+        '/api/v2/admin/deposits/{id}/mark-paid',
         '/api/v2/admin/products',
         '/api/v2/admin/products/{id}',
         '/api/v2/admin/products/{id}/stock',
@@ -33,6 +34,7 @@ describe('OpenAPI document', () => {
         '/api/v2/wallet/deposits',
         '/api/v2/wallet/deposits/{id}/status',
         '/api/v2/wallet/transactions',
+        '/api/v2/webhooks/{gateway}',
       ].sort(),
     );
   });

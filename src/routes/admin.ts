@@ -6,9 +6,10 @@ import { centsToAmount } from '../lib/money';
 import { createRouter, errorResponses, IdParams, jsonBody, jsonResponse } from '../lib/openapi';
 import { usdAmount } from '../lib/validation';
 import { addStock, createProduct, MAX_ITEMS_PER_UPLOAD, normaliseItems, updateProduct } from '../services/products';
+import { markDepositPaid } from '../services/deposits';
 import { createUser } from '../services/users';
 import { adjustBalance } from '../services/wallet';
-import { presentTransaction, Transaction } from './representations';
+import { DepositStatus, presentDepositStatus, presentTransaction, Transaction } from './representations';
 import { presentProfile, userEmail, userName, UserProfileSchema } from './user';
 
 const security = [{ AdminBearer: [] }];
@@ -191,5 +192,20 @@ export const adminRouter = createRouter()
       if (raw === undefined) throw fieldError('items', 'items is required (or send a text/plain body)');
       const result = await addStock(c.env.DB, c.req.valid('param').id, uploadItems(raw));
       return c.json(ok({ added: result.added, skipped: result.skipped, stock_count: result.stockCount }, 'Stock added.'), 201);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/deposits/{id}/mark-paid',
+      tags,
+      summary: 'Confirm a deposit as paid (credits the wallet exactly once, like the webhook)',
+      security,
+      request: { params: IdParams },
+      responses: { 200: jsonResponse(envelope(DepositStatus), 'The deposit, paid'), ...errorResponses(401, 404, 422) },
+    }),
+    async (c) => {
+      const { deposit, credited } = await markDepositPaid(c.env.DB, c.req.valid('param').id);
+      return c.json(ok(presentDepositStatus(deposit), credited ? 'Deposit credited to the wallet.' : 'Deposit was already paid.'), 200);
     },
   );

@@ -87,6 +87,22 @@ export const presentDeposit = (d: DepositRow) => ({
   created_at: d.createdAt,
 });
 
+export const DepositStatus = z
+  .object({
+    id: z.number().int(),
+    status: z.enum(['pending', 'paid', 'failed', 'expired']),
+    amount: money(50),
+    payment_method: z.string(),
+    expires_at: timestamp,
+    created_at: timestamp,
+  })
+  .openapi('DepositStatus');
+
+export const presentDepositStatus = (d: DepositRow) => {
+  const { id, status, amount, payment_method, expires_at, created_at } = presentDeposit(d);
+  return { id, status, amount, payment_method, expires_at, created_at };
+};
+
 export const StockEntry = z
   .object({
     product_id: z.number().int(),

@@ -8,7 +8,7 @@ import { usdAmount } from '../lib/validation';
 import { createDeposit, getDeposit, listDeposits } from '../services/deposits';
 import { CRYPTO_CURRENCIES, GATEWAY_INPUTS } from '../services/gateways';
 import { getBalanceCents, listTransactions } from '../services/wallet';
-import { Deposit, presentDeposit, presentTransaction, Transaction } from './representations';
+import { Deposit, DepositStatus, presentDeposit, presentDepositStatus, presentTransaction, Transaction } from './representations';
 
 const MIN_DEPOSIT_CENTS = 100;
 const MAX_DEPOSIT_CENTS = 1_000_000;
@@ -33,17 +33,6 @@ const CreatedDeposit = z
     expires_at: z.string().openapi({ format: 'date-time' }),
   })
   .openapi('CreatedDeposit');
-
-const DepositStatus = z
-  .object({
-    id: z.number().int(),
-    status: z.enum(['pending', 'paid', 'failed', 'expired']),
-    amount: z.number(),
-    payment_method: z.string(),
-    expires_at: z.string(),
-    created_at: z.string(),
-  })
-  .openapi('DepositStatus');
 
 const tags = ['Wallet'];
 
@@ -143,10 +132,7 @@ export const walletRouter = createRouter()
       responses: { 200: jsonResponse(envelope(DepositStatus), 'The deposit'), ...errorResponses(401, 404, 422, 429) },
     }),
     async (c) => {
-      const d = presentDeposit(await getDeposit(c.env.DB, c.var.principal.userId, c.req.valid('param').id));
-      return c.json(
-        ok({ id: d.id, status: d.status, amount: d.amount, payment_method: d.payment_method, expires_at: d.expires_at, created_at: d.created_at }),
-        200,
-      );
+      const deposit = await getDeposit(c.env.DB, c.var.principal.userId, c.req.valid('param').id);
+      return c.json(ok(presentDepositStatus(deposit)), 200);
     },
   );

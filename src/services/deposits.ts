@@ -1,11 +1,22 @@
 import { and, count, desc, eq, sql } from 'drizzle-orm';
+import { changesOf, columnsOf, rowsOf, runBatch } from '../db/batch';
 import { getDb } from '../db/client';
 import { deposits, type DepositRow } from '../db/schema';
 import type { Config } from '../env';
-import { notFound } from '../lib/errors';
+import { ApiError, notFound } from '../lib/errors';
+import { formatUsd } from '../lib/money';
 import { pageWindow, type Page } from '../lib/pagination';
 import { addMinutes, isoNow } from '../lib/time';
-import { DEFAULT_CRYPTO_CURRENCY, getGateway, normaliseGateway, type CryptoCurrency, type GatewayInput } from './gateways';
+import {
+  DEFAULT_CRYPTO_CURRENCY,
+  getGateway,
+  normaliseGateway,
+  type CryptoCurrency,
+  type GatewayEvent,
+  type GatewayInput,
+  type GatewayName,
+} from './gateways';
+import { newOperationId, walletMovement } from './ledger';
 
 export interface DepositRequest {
   amountCents: number;
@@ -71,4 +82,78 @@ export async function getDeposit(d1: D1Database, userId: number, depositId: numb
     .where(and(eq(deposits.id, depositId), eq(deposits.userId, userId)));
   if (!deposit) throw notFound('Deposit');
   return deposit;
+}
+
+/**
+ * Credit a deposit exactly once: one batch whose ledger row is written only while the deposit is not yet paid and
+ * has no deposit transaction (a partial unique index backs this up), then the balance by that row's amount, then the
+ * deposit marked paid. A replay finds it paid and changes nothing. A payment for an expired deposit is still credited
+ * (the money arrived) and its ledger description says so.
+ */
+export async function creditDeposit(d1: D1Database, deposit: DepositRow, transactionId: string): Promise<{ deposit: DepositRow; credited: boolean }> {
+  const now = isoNow();
+  const operationId = newOperationId();
+  const results = await runBatch(d1, [
+    ...walletMovement({
+      userId: deposit.userId,
+      type: 'deposit',
+      operationId,
+      now,
+      source: sql`
+        SELECT d.amount_cents AS amount,
+               'Deposit #' || d.id || ' via ' || d.gateway
+                 || CASE WHEN d.status = 'expired' OR d.expires_at <= ${now} THEN ' (paid after expiry)' ELSE '' END AS description,
+               NULL AS order_id, d.id AS deposit_id
+        FROM deposits d
+        WHERE d.id = ${deposit.id} AND d.status <> 'paid'
+          AND NOT EXISTS (SELECT 1 FROM wallet_transactions t WHERE t.deposit_id = d.id AND t.type = 'deposit')`,
+    }),
+    sql`UPDATE deposits SET status = 'paid', paid_at = ${now}, transaction_id = ${transactionId}, updated_at = ${now}
+        WHERE id = ${deposit.id} AND EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId})`,
+    sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE id = ${deposit.id}`,
+  ]);
+  const [updated] = rowsOf<DepositRow>(results[3]);
+  return { deposit: updated, credited: changesOf(results[0]) === 1 };
+}
+
+/** A gateway's failed/expired verdict closes a pending deposit without credit; a paid one is never reopened. */
+async function closeDeposit(d1: D1Database, deposit: DepositRow, status: 'failed' | 'expired'): Promise<DepositRow> {
+  const now = isoNow();
+  const [, read] = await runBatch(d1, [
+    sql`UPDATE deposits SET status = ${status}, updated_at = ${now} WHERE id = ${deposit.id} AND status = 'pending'`,
+    sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE id = ${deposit.id}`,
+  ]);
+  return rowsOf<DepositRow>(read)[0];
+}
+
+export async function findDeposit(d1: D1Database, depositId: number): Promise<DepositRow> {
+  const [deposit] = await getDb(d1).select().from(deposits).where(eq(deposits.id, depositId));
+  if (!deposit) throw notFound('Deposit');
+  return deposit;
+}
+
+/** Apply a verified gateway event. A gateway only ever acts on its own deposits. */
+export async function applyGatewayEvent(d1: D1Database, gateway: GatewayName, event: GatewayEvent) {
+  const deposit = await findDeposit(d1, event.depositId);
+  if (deposit.gateway !== gateway) throw notFound('Deposit');
+  if (event.status !== 'paid') return { deposit: await closeDeposit(d1, deposit, event.status), credited: false };
+  // The amount of a deposit never changes, so comparing it outside the batch is safe.
+  if (event.amountCents !== deposit.amountCents) {
+    throw new ApiError('AMOUNT_MISMATCH', `Paid amount ${formatUsd(event.amountCents)} does not match the deposit amount ${formatUsd(deposit.amountCents)}.`);
+  }
+  return creditDeposit(d1, deposit, event.transactionId);
+}
+
+/** Operator confirmation of a payment seen outside the webhook: the same single credit path. */
+export async function markDepositPaid(d1: D1Database, depositId: number) {
+  return creditDeposit(d1, await findDeposit(d1, depositId), `manual-${depositId}`);
+}
+
+/** Scheduled job: pending deposits past `expires_at` become expired, a bounded batch per run. */
+export async function expireDeposits(d1: D1Database, now: string, limit: number): Promise<number> {
+  const result = await getDb(d1).run(sql`
+    UPDATE deposits SET status = 'expired', updated_at = ${now}
+    WHERE id IN (SELECT id FROM deposits WHERE status = 'pending' AND expires_at <= ${now} ORDER BY expires_at LIMIT ${limit})
+      AND status = 'pending'`);
+  return result.meta.changes;
 }

@@ -171,3 +171,13 @@ export async function getOrder(d1: D1Database, userId: number, orderId: number):
   if (!order) throw notFound('Order');
   return { order, stockItems: items.map((i) => i.content) };
 }
+
+/** Scheduled job: pending orders older than the hold period complete (and can no longer be cancelled). */
+export async function completeHeldOrders(d1: D1Database, now: string, holdHours: number, limit: number): Promise<number> {
+  const cutoff = new Date(Date.parse(now) - holdHours * 3_600_000).toISOString();
+  const result = await getDb(d1).run(sql`
+    UPDATE orders SET status = 'completed', updated_at = ${now}
+    WHERE id IN (SELECT id FROM orders WHERE status = 'pending' AND created_at <= ${cutoff} ORDER BY created_at LIMIT ${limit})
+      AND status = 'pending'`);
+  return result.meta.changes;
+}
