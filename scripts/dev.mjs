@@ -1,4 +1,5 @@
 // `npm run dev`: local D1 migrated, demo data seeded on an empty database, demo API key printed, wrangler dev up.
+// Extra arguments go to `wrangler dev` (e.g. `npm run dev -- --var ADMIN_TOKEN:secret`).
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { assertNodeVersion, spawnWrangler, wrangler } from './wrangler.mjs';
 import { DEMO_USER, seedSql } from './seed.mjs';
@@ -45,7 +46,7 @@ const banner = `
 `;
 
 // The banner goes out once the server is ready, so it is the last thing on screen rather than buried in wrangler's.
-const child = spawnWrangler(['dev', '--port', PORT, ...persist]);
+const child = spawnWrangler(['dev', '--port', PORT, ...persist, ...process.argv.slice(2)]);
 let announced = false;
 child.stdout.on('data', (chunk) => {
   process.stdout.write(chunk);

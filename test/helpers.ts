@@ -100,3 +100,61 @@ export async function balanceOf(user: TestUser): Promise<number> {
   expect(res.status).toBe(200);
   return res.json.data.balance;
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Deposits and payment gateway webhooks
+// ---------------------------------------------------------------------------------------------------------------
+
+/** The webhook secrets vitest.config.ts gives the worker, by gateway. */
+export const WEBHOOK_SECRETS: Record<string, string> = {
+  gateway_one: 'test-secret-one',
+  gateway_two: 'test-secret-two',
+  gateway_three: 'test-secret-three',
+};
+
+export interface SignedWebhookRequest {
+  /** The raw body exactly as signed. */
+  body: string;
+  /** `Content-Type` and `X-Signature`. */
+  headers: Record<string, string>;
+  t: number;
+  v1: string;
+}
+
+export async function hmacSha256Hex(secret: string, message: string): Promise<string> {
+  const encoder = new TextEncoder();
+  const key = await crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const mac = await crypto.subtle.sign('HMAC', key, encoder.encode(message));
+  return [...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/**
+ * A webhook as the gateway would send it: `payload` as JSON (a string is taken as the raw body, unchanged) and
+ * `X-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`. The secret defaults to the one the
+ * worker has for `gateway`, `t` to now.
+ */
+export async function signedWebhook(
+  gateway: string,
+  payload: unknown,
+  { secret = WEBHOOK_SECRETS[gateway] ?? WEBHOOK_SECRETS.gateway_one, t = Math.floor(Date.now() / 1000) }: { secret?: string; t?: number } = {},
+): Promise<SignedWebhookRequest> {
+  const body = typeof payload === 'string' ? payload : JSON.stringify(payload);
+  const v1 = await hmacSha256Hex(secret, `${t}.${body}`);
+  return { body, headers: { 'Content-Type': 'application/json', 'X-Signature': `t=${t},v1=${v1}` }, t, v1 };
+}
+
+export interface TestDeposit {
+  deposit_id: number;
+  amount: number;
+  payment_method: string;
+  status: string;
+  payment_url: string;
+  expires_at: string;
+}
+
+/** A pending deposit through `POST /wallet/deposit`. */
+export async function newDeposit(user: TestUser, { amount = 10, gateway = 'gateway_one' }: { amount?: number; gateway?: string } = {}): Promise<TestDeposit> {
+  const res = await call('/wallet/deposit', { key: user.key, body: { amount, gateway } });
+  expect(res.status, res.text).toBe(200);
+  return res.json.data as TestDeposit;
+}

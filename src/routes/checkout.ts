@@ -57,7 +57,9 @@ function checkoutPage(deposit: DepositRow): string {
 <script>
   const countdown = document.getElementById('countdown');
   const expiresAt = Date.parse(countdown.dataset.expiresAt);
+  const status = document.getElementById('status');
   const tick = () => {
+    if (status.textContent !== 'pending') return (countdown.textContent = '—');
     const left = Math.max(0, Math.round((expiresAt - Date.now()) / 1000));
     countdown.textContent = left > 0 ? Math.floor(left / 60) + 'm ' + String(left % 60).padStart(2, '0') + 's' : 'expired';
   };
@@ -71,7 +73,8 @@ function checkoutPage(deposit: DepositRow): string {
     const res = await fetch(location.pathname + '/' + outcome, { method: 'POST' });
     const body = await res.json();
     document.getElementById('result').textContent = body.success ? (body.message || 'Done.') : body.error;
-    if (body.data && body.data.status) document.getElementById('status').textContent = body.data.status;
+    if (body.data && body.data.status) status.textContent = body.data.status;
+    tick();
     settle(body.success ? true : false);
   }
   document.getElementById('pay').addEventListener('click', () => send('pay'));

@@ -1,0 +1,57 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface DevServer {
+  origin: string;
+  api: string;
+  adminToken: string;
+  output: () => string;
+  stop: () => Promise<void>;
+}
+
+/**
+ * `npm run dev` as a user runs it (migrations, seed, wrangler dev), on its own port and a fresh local database.
+ * Secrets are passed with `--var`, the way the contract says a client may start the service.
+ */
+export async function startDevServer(port: number): Promise<DevServer> {
+  const state = mkdtempSync(join(tmpdir(), 'stock-wallet-e2e-'));
+  const origin = `http://localhost:${port}`;
+  const adminToken = 'e2e-admin-token';
+  const child: ChildProcess = spawn(
+    'npm',
+    ['run', 'dev', '--', '--var', `ADMIN_TOKEN:${adminToken}`, '--var', `PAYMENT_BASE_URL:${origin}`, '--var', 'DEV_CHECKOUT:true'],
+    { env: { ...process.env, PORT: String(port), DEV_STATE_DIR: state, WRANGLER_SEND_METRICS: 'false' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let log = '';
+  child.stdout?.on('data', (chunk) => (log += chunk));
+  child.stderr?.on('data', (chunk) => (log += chunk));
+
+  const stop = async () => {
+    if (child.pid && child.exitCode === null) {
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    rmSync(state, { recursive: true, force: true });
+  };
+
+  const deadline = Date.now() + 120_000;
+  while (!log.includes('Ready on')) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      await stop();
+      throw new Error(`npm run dev did not come up:\n${log}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return { origin, api: `${origin}/api/v2`, adminToken, output: () => log, stop };
+}
