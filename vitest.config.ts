@@ -18,6 +18,8 @@ export default defineConfig({
     }),
   ],
   test: {
+    include: ['test/**/*.test.ts'],
+    exclude: ['test/e2e/**', 'node_modules/**'],
     setupFiles: ['./test/setup.ts'],
     testTimeout: 30_000,
   },

@@ -31,6 +31,7 @@ TOUR="$(sed -n '/<!-- tour:start -->/,/<!-- tour:end -->/p' README.md | sed '/^<
   | sed "s/^export KEY=.*/export KEY=$KEY/; s/localhost:8787/localhost:$PORT/; s/curl -s /curl -fsS /")"
 [ -n "$TOUR" ] || { echo "quickstart: no tour found in README.md"; exit 1; }
 bash -euo pipefail -c "$TOUR" >"$LOG.tour"
-grep -q '"stock_items"' "$LOG.tour" && grep -q '"refunded_amount":4.99' "$LOG.tour" && grep -q '"type":"refund"' "$LOG.tour" \
-  || { cat "$LOG.tour"; echo "quickstart: the README tour did not buy, cancel and refund"; exit 1; }
+grep -q '"balance":125' "$LOG.tour" && grep -q '"stock_items"' "$LOG.tour" && grep -q '"refunded_amount":4.99' "$LOG.tour" \
+  && grep -q '"type":"refund"' "$LOG.tour" && grep -q '"type":"deposit"' "$LOG.tour" \
+  || { cat "$LOG.tour"; echo "quickstart: the README tour did not fund, buy, cancel and refund"; exit 1; }
 echo "quickstart: npm run dev printed a demo key and the README tour ran ($(grep -c '^curl' <<<"$TOUR") requests)"
