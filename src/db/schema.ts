@@ -140,6 +140,24 @@ export const walletTransactions = sqliteTable(
   ],
 );
 
+export const idempotencyKeys = sqliteTable(
+  'idempotency_keys',
+  {
+    id: integer('id').primaryKey(),
+    userId: integer('user_id').notNull().references(() => users.id),
+    idempotencyKey: text('idempotency_key').notNull(),
+    requestHash: text('request_hash').notNull(),
+    resourceId: integer('resource_id').notNull(),
+    responseStatus: integer('response_status'),
+    responseBody: text('response_body'),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('idempotency_keys_user_key_unique').on(t.userId, t.idempotencyKey),
+    index('idempotency_keys_created').on(t.createdAt),
+  ],
+);
+
 export type OrderRow = typeof orders.$inferSelect;
 export type DepositRow = typeof deposits.$inferSelect;
 export type TransactionRow = typeof walletTransactions.$inferSelect;

@@ -52,3 +52,14 @@ export const pathId = (name: string) =>
 export const IdParams = z.object({ id: pathId('id') });
 
 export const securedByApiKey: Array<Record<string, string[]>> = [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }];
+
+/** Documents the optional `Idempotency-Key` header; src/lib/idempotency.ts validates and applies it. */
+export const IdempotencyHeaders = z.object({
+  'Idempotency-Key': z
+    .string()
+    .optional()
+    .openapi({
+      description: '1..255 printable characters. Same key and same request within 24 h replays the first response.',
+      example: 'order-2026-11-21-0001',
+    }),
+});

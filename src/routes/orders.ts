@@ -1,9 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { envelope, ok } from '../lib/envelope';
 import { centsToAmount } from '../lib/money';
-import { createRouter, errorResponses, IdParams, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
+import type { OrderRow } from '../db/schema';
+import { idempotent } from '../lib/idempotency';
+import { createRouter, errorResponses, IdempotencyHeaders, IdParams, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
-import { cancelOrder, getOrder, listOrders, purchase } from '../services/orders';
+import { cancelOrder, getOrder, listOrders, purchase, type OrderWithItems as PlacedOrder } from '../services/orders';
 import { Order, OrderWithItems, presentOrder, presentOrderWithItems } from './representations';
 
 const MAX_QUANTITY = 1000;
@@ -47,16 +49,22 @@ export const ordersRouter = createRouter()
       tags,
       summary: 'Buy a product: debits the wallet and delivers the items in the response',
       security: securedByApiKey,
-      request: { body: jsonBody(PurchaseBody) },
+      request: { headers: IdempotencyHeaders, body: jsonBody(PurchaseBody) },
       responses: {
         201: jsonResponse(envelope(OrderWithItems), 'Order created; items delivered'),
         ...errorResponses(400, 401, 404, 422, 429),
       },
     }),
     async (c) => {
-      const { product_id, quantity } = c.req.valid('json');
-      const result = await purchase(c.env.DB, c.var.principal.userId, product_id, quantity);
-      return c.json(ok(presentOrderWithItems(result), 'Order placed successfully.'), 201);
+      const body = c.req.valid('json');
+      const { userId } = c.var.principal;
+      const placed = (order: PlacedOrder) => ({ status: 201 as const, body: ok(presentOrderWithItems(order), 'Order placed successfully.') });
+      return idempotent(
+        c,
+        body,
+        async (claim) => placed(await purchase(c.env.DB, userId, body.product_id, body.quantity, claim)),
+        async (orderId) => placed(await getOrder(c.env.DB, userId, orderId)),
+      );
     },
   )
   .openapi(
@@ -78,7 +86,7 @@ export const ordersRouter = createRouter()
       tags,
       summary: 'Cancel a pending order; the full amount is refunded to the wallet',
       security: securedByApiKey,
-      request: { params: IdParams },
+      request: { params: IdParams, headers: IdempotencyHeaders },
       responses: {
         200: jsonResponse(
           envelope(z.object({ refunded_amount: z.number(), order: Order })),
@@ -88,8 +96,18 @@ export const ordersRouter = createRouter()
       },
     }),
     async (c) => {
-      const { order, refundedCents } = await cancelOrder(c.env.DB, c.var.principal.userId, c.req.valid('param').id);
-      return c.json(ok({ refunded_amount: centsToAmount(refundedCents), order: presentOrder(order) }, 'Order cancelled and refunded.'), 200);
+      const { id } = c.req.valid('param');
+      const { userId } = c.var.principal;
+      const cancelled = (order: OrderRow) => ({
+        status: 200 as const,
+        body: ok({ refunded_amount: centsToAmount(order.totalAmountCents), order: presentOrder(order) }, 'Order cancelled and refunded.'),
+      });
+      return idempotent(
+        c,
+        { order_id: id },
+        async (claim) => cancelled((await cancelOrder(c.env.DB, userId, id, claim)).order),
+        async (orderId) => cancelled((await getOrder(c.env.DB, userId, orderId)).order),
+      );
     },
   )
   .openapi(

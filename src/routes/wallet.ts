@@ -2,7 +2,9 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { readConfig } from '../env';
 import { envelope, ok } from '../lib/envelope';
 import { centsToAmount } from '../lib/money';
-import { createRouter, errorResponses, IdParams, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
+import type { DepositRow } from '../db/schema';
+import { idempotent } from '../lib/idempotency';
+import { createRouter, errorResponses, IdempotencyHeaders, IdParams, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
 import { usdAmount } from '../lib/validation';
 import { createDeposit, getDeposit, listDeposits } from '../services/deposits';
@@ -28,7 +30,7 @@ const CreatedDeposit = z
     amount: z.number(),
     payment_method: z.string(),
     crypto_currency: z.string().nullable(),
-    status: z.literal('pending'),
+    status: z.enum(['pending', 'paid', 'failed', 'expired']).openapi({ description: "'pending' when created" }),
     payment_url: z.string().openapi({ format: 'uri' }),
     expires_at: z.string().openapi({ format: 'date-time' }),
   })
@@ -77,31 +79,31 @@ export const walletRouter = createRouter()
       tags,
       summary: 'Create a deposit through a payment gateway',
       security: securedByApiKey,
-      request: { body: jsonBody(DepositBody) },
+      request: { headers: IdempotencyHeaders, body: jsonBody(DepositBody) },
       responses: { 200: jsonResponse(envelope(CreatedDeposit), 'Pending deposit; pay at payment_url'), ...errorResponses(401, 422, 429) },
     }),
     async (c) => {
       const body = c.req.valid('json');
-      const deposit = await createDeposit(c.env.DB, readConfig(c.env), c.var.principal.userId, {
-        amountCents: body.amount,
-        gateway: body.gateway,
-        cryptoCurrency: body.crypto_currency,
-      });
-      const d = presentDeposit(deposit);
-      return c.json(
-        ok(
-          {
-            deposit_id: d.id,
-            amount: d.amount,
-            payment_method: d.payment_method,
-            crypto_currency: d.crypto_currency,
-            status: 'pending' as const,
-            payment_url: d.payment_url ?? '',
-            expires_at: d.expires_at,
-          },
-          'Deposit created. Complete the payment at payment_url.',
-        ),
-        200,
+      const { userId } = c.var.principal;
+      const created = (deposit: DepositRow) => {
+        const d = presentDeposit(deposit);
+        const data = {
+          deposit_id: d.id,
+          amount: d.amount,
+          payment_method: d.payment_method,
+          crypto_currency: d.crypto_currency,
+          status: d.status,
+          payment_url: d.payment_url ?? '',
+          expires_at: d.expires_at,
+        };
+        return { status: 200 as const, body: ok(data, 'Deposit created. Complete the payment at payment_url.') };
+      };
+      const request = { amountCents: body.amount, gateway: body.gateway, cryptoCurrency: body.crypto_currency };
+      return idempotent(
+        c,
+        body,
+        async (claim) => created(await createDeposit(c.env.DB, readConfig(c.env), userId, request, claim)),
+        async (depositId) => created(await getDeposit(c.env.DB, userId, depositId)),
       );
     },
   )

@@ -16,6 +16,7 @@ import {
   type GatewayInput,
   type GatewayName,
 } from './gateways';
+import { recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
 
 export interface DepositRequest {
@@ -24,31 +25,33 @@ export interface DepositRequest {
   cryptoCurrency?: CryptoCurrency;
 }
 
-export async function createDeposit(d1: D1Database, config: Config, userId: number, request: DepositRequest): Promise<DepositRow> {
-  const db = getDb(d1);
+export async function createDeposit(
+  d1: D1Database,
+  config: Config,
+  userId: number,
+  request: DepositRequest,
+  claim?: IdempotencyClaim,
+): Promise<DepositRow> {
   const gateway = getGateway(normaliseGateway(request.gateway), config);
   const now = isoNow();
   const cryptoCurrency = gateway.isCrypto ? (request.cryptoCurrency ?? DEFAULT_CRYPTO_CURRENCY) : null;
-  const [pending] = await db
-    .insert(deposits)
-    .values({
-      userId,
-      amountCents: request.amountCents,
-      gateway: gateway.name,
-      cryptoCurrency,
-      status: 'pending',
-      expiresAt: addMinutes(now, config.depositTtlMinutes),
-      createdAt: now,
-      updatedAt: now,
-    })
-    .returning();
+  const [inserted] = await runBatch(d1, [
+    sql`INSERT INTO deposits (user_id, amount_cents, gateway, crypto_currency, status, expires_at, created_at, updated_at)
+        VALUES (${userId}, ${request.amountCents}, ${gateway.name}, ${cryptoCurrency}, 'pending',
+                ${addMinutes(now, config.depositTtlMinutes)}, ${now}, ${now})
+        RETURNING ${columnsOf(deposits)}`,
+    // last_insert_rowid() is the deposit just inserted: the batch runs on one connection, in order.
+    ...(claim ? recordClaim(claim, sql`SELECT last_insert_rowid() AS id`) : []),
+  ]);
+  const [pending] = rowsOf<DepositRow>(inserted);
+  // The gateway is asked for an invoice once the deposit exists (a real gateway needs our reference).
   const invoice = await gateway.createInvoice({
     depositId: pending.id,
     amountCents: pending.amountCents,
     cryptoCurrency,
     expiresAt: pending.expiresAt,
   });
-  const [deposit] = await db
+  const [deposit] = await getDb(d1)
     .update(deposits)
     .set({ paymentUrl: invoice.paymentUrl, externalId: invoice.externalId })
     .where(eq(deposits.id, pending.id))

@@ -1,9 +1,10 @@
 import { readConfig, type Bindings } from '../env';
 import { isoNow } from '../lib/time';
 import { expireDeposits } from './deposits';
+import { deleteExpiredRecords } from './idempotency';
 import { completeHeldOrders } from './orders';
 
-// Each job is one guarded UPDATE over at most BATCH_SIZE rows, repeated a few times while a backlog remains; two
+// Each job is one guarded UPDATE (or DELETE) over at most BATCH_SIZE rows, repeated a few times while a backlog remains; two
 // runs at once cannot double-apply anything because every UPDATE re-checks the status it changes.
 const BATCH_SIZE = 300;
 const MAX_ROUNDS = 5;
@@ -21,6 +22,7 @@ async function drain(job: () => Promise<number>): Promise<number> {
 export interface JobReport {
   completedOrders: number;
   expiredDeposits: number;
+  deletedIdempotencyKeys: number;
 }
 
 export async function runScheduledJobs(env: Bindings, nowMs = Date.now()): Promise<JobReport> {
@@ -28,5 +30,6 @@ export async function runScheduledJobs(env: Bindings, nowMs = Date.now()): Promi
   const now = isoNow(nowMs);
   const completedOrders = await drain(() => completeHeldOrders(env.DB, now, config.orderHoldHours, BATCH_SIZE));
   const expiredDeposits = await drain(() => expireDeposits(env.DB, now, BATCH_SIZE));
-  return { completedOrders, expiredDeposits };
+  const deletedIdempotencyKeys = await drain(() => deleteExpiredRecords(env.DB, now, BATCH_SIZE));
+  return { completedOrders, expiredDeposits, deletedIdempotencyKeys };
 }

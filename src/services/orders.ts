@@ -7,6 +7,7 @@ import { ApiError, notFound } from '../lib/errors';
 import { centsToAmount } from '../lib/money';
 import { pageWindow, type Page } from '../lib/pagination';
 import { isoNow } from '../lib/time';
+import { recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
 
 export interface OrderWithItems {
@@ -24,16 +25,16 @@ const PURCHASE_ATTEMPTS = 3;
  * is allowed, enough stock is available and the balance covers it; every later statement is keyed on the order number
  * generated here, so the debit, the claimed items, the ledger row and the stock_count decrement all happen or none do.
  */
-export async function purchase(d1: D1Database, userId: number, productId: number, quantity: number): Promise<OrderWithItems> {
+export async function purchase(d1: D1Database, userId: number, productId: number, quantity: number, claim?: IdempotencyClaim): Promise<OrderWithItems> {
   for (let attempt = 1; ; attempt++) {
-    const result = await tryPurchase(d1, userId, productId, quantity);
+    const result = await tryPurchase(d1, userId, productId, quantity, claim);
     if (result) return result;
     await explainFailedPurchase(d1, userId, productId, quantity);
     if (attempt >= PURCHASE_ATTEMPTS) throw new ApiError('INSUFFICIENT_STOCK', 'The product is in high demand; please retry.', { code: 'INSUFFICIENT_STOCK', requested: quantity, available: 0 });
   }
 }
 
-async function tryPurchase(d1: D1Database, userId: number, productId: number, quantity: number): Promise<OrderWithItems | null> {
+async function tryPurchase(d1: D1Database, userId: number, productId: number, quantity: number, claim?: IdempotencyClaim): Promise<OrderWithItems | null> {
   const now = isoNow();
   const orderNumber = newOrderNumber(now);
   const orderExists = sql`EXISTS (SELECT 1 FROM orders WHERE order_number = ${orderNumber})`;
@@ -67,6 +68,7 @@ async function tryPurchase(d1: D1Database, userId: number, productId: number, qu
     sql`UPDATE orders SET quantity = (SELECT count(*) FROM stock_items WHERE order_id = orders.id) WHERE order_number = ${orderNumber}`,
     sql`SELECT ${columnsOf(orders)} FROM orders WHERE order_number = ${orderNumber}`,
     sql`SELECT content FROM stock_items WHERE order_id = ${orderId} ORDER BY id`,
+    ...(claim ? recordClaim(claim, sql`SELECT id FROM orders WHERE order_number = ${orderNumber}`) : []),
   ]);
   const [order] = rowsOf<OrderRow>(results[6]);
   if (changesOf(results[0]) === 0 || !order) return null;
@@ -119,7 +121,12 @@ async function explainFailedPurchase(d1: D1Database, userId: number, productId: 
  * Cancel a pending order: one batch guarded by `status = 'pending'` that cancels it, writes the refund ledger row
  * (at most one per order), credits the wallet and revokes the delivered items (they were disclosed: never resold).
  */
-export async function cancelOrder(d1: D1Database, userId: number, orderId: number): Promise<{ order: OrderRow; refundedCents: number }> {
+export async function cancelOrder(
+  d1: D1Database,
+  userId: number,
+  orderId: number,
+  claim?: IdempotencyClaim,
+): Promise<{ order: OrderRow; refundedCents: number }> {
   const now = isoNow();
   const operationId = newOperationId();
   const results = await runBatch(d1, [
@@ -139,6 +146,9 @@ export async function cancelOrder(d1: D1Database, userId: number, orderId: numbe
       UPDATE stock_items SET status = 'revoked'
       WHERE order_id = ${orderId} AND status = 'sold' AND EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId})`,
     sql`SELECT ${columnsOf(orders)} FROM orders WHERE id = ${orderId} AND user_id = ${userId}`,
+    ...(claim
+      ? recordClaim(claim, sql`SELECT ${orderId} AS id WHERE EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId})`)
+      : []),
   ]);
   const [order] = rowsOf<OrderRow>(results[4]);
   if (!order) throw notFound('Order');
