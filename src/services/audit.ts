@@ -1,0 +1,103 @@
+// Ledger audit: the money invariants as SQL, each query returning the rows that break one. Used by the tests after
+// every randomized run and by `npm run audit:ledger` against a real database. Self-contained (no runtime imports)
+// so Node can load it directly.
+
+export interface AuditCheck {
+  name: string;
+  /** Rows returned are violations. */
+  sql: string;
+}
+
+export const AUDIT_CHECKS: AuditCheck[] = [
+  {
+    name: 'balance equals the sum of the ledger',
+    sql: `SELECT u.id AS user_id, u.balance_cents, coalesce(sum(t.amount_cents), 0) AS ledger_cents
+          FROM users u LEFT JOIN wallet_transactions t ON t.user_id = u.id
+          GROUP BY u.id HAVING u.balance_cents <> coalesce(sum(t.amount_cents), 0)`,
+  },
+  {
+    name: 'balance is never negative',
+    sql: `SELECT id AS user_id, balance_cents FROM users WHERE balance_cents < 0`,
+  },
+  {
+    name: 'balance_after chains by ascending id',
+    sql: `SELECT id, user_id, balance_after_cents, previous_cents, amount_cents FROM (
+            SELECT id, user_id, balance_after_cents, amount_cents,
+                   coalesce(lag(balance_after_cents) OVER (PARTITION BY user_id ORDER BY id), 0) AS previous_cents
+            FROM wallet_transactions)
+          WHERE balance_after_cents <> previous_cents + amount_cents OR balance_after_cents < 0`,
+  },
+  {
+    name: 'stock_count equals the available items',
+    sql: `SELECT p.id AS product_id, p.stock_count,
+                 (SELECT count(*) FROM stock_items s WHERE s.product_id = p.id AND s.status = 'available') AS available
+          FROM products p
+          WHERE p.stock_count <> (SELECT count(*) FROM stock_items s WHERE s.product_id = p.id AND s.status = 'available')`,
+  },
+  {
+    name: 'every order holds exactly its quantity of items, of its product',
+    sql: `SELECT o.id AS order_id, o.quantity, count(s.id) AS items, sum(s.product_id <> o.product_id) AS foreign_items
+          FROM orders o LEFT JOIN stock_items s ON s.order_id = o.id
+          GROUP BY o.id HAVING count(s.id) <> o.quantity OR sum(s.product_id <> o.product_id) > 0`,
+  },
+  {
+    name: 'items of cancelled orders are revoked, of other orders sold',
+    sql: `SELECT s.id AS item_id, s.status, o.status AS order_status FROM stock_items s JOIN orders o ON o.id = s.order_id
+          WHERE (o.status = 'cancelled') <> (s.status = 'revoked') OR s.status = 'available'`,
+  },
+  {
+    name: 'order total equals unit price times quantity',
+    sql: `SELECT id AS order_id FROM orders WHERE total_amount_cents <> unit_price_cents * quantity`,
+  },
+  {
+    name: 'every order is paid for exactly once, by its total',
+    sql: `SELECT o.id AS order_id, count(t.id) AS purchases, sum(t.amount_cents) AS paid_cents
+          FROM orders o LEFT JOIN wallet_transactions t ON t.order_id = o.id AND t.type = 'purchase'
+          GROUP BY o.id HAVING count(t.id) <> 1 OR sum(t.amount_cents) <> -o.total_amount_cents`,
+  },
+  {
+    name: 'a cancelled order is refunded exactly once, in full; no other order is refunded',
+    sql: `SELECT o.id AS order_id, o.status, count(t.id) AS refunds, sum(t.amount_cents) AS refunded_cents
+          FROM orders o LEFT JOIN wallet_transactions t ON t.order_id = o.id AND t.type = 'refund'
+          GROUP BY o.id
+          HAVING (o.status = 'cancelled' AND (count(t.id) <> 1 OR sum(t.amount_cents) <> o.total_amount_cents))
+              OR (o.status <> 'cancelled' AND count(t.id) <> 0)`,
+  },
+  {
+    name: 'a deposit is credited at most once, only when paid, by its amount',
+    sql: `SELECT d.id AS deposit_id, d.status, count(t.id) AS credits, sum(t.amount_cents) AS credited_cents
+          FROM deposits d LEFT JOIN wallet_transactions t ON t.deposit_id = d.id AND t.type = 'deposit'
+          GROUP BY d.id
+          HAVING (d.status = 'paid' AND (count(t.id) <> 1 OR sum(t.amount_cents) <> d.amount_cents))
+              OR (d.status <> 'paid' AND count(t.id) <> 0)`,
+  },
+  {
+    name: 'ledger rows belong to the user of their order or deposit',
+    sql: `SELECT t.id AS transaction_id FROM wallet_transactions t
+          LEFT JOIN orders o ON o.id = t.order_id LEFT JOIN deposits d ON d.id = t.deposit_id
+          WHERE (t.order_id IS NOT NULL AND o.user_id <> t.user_id) OR (t.deposit_id IS NOT NULL AND d.user_id <> t.user_id)`,
+  },
+  {
+    name: 'no user has more than 5 active API keys',
+    sql: `SELECT user_id, count(*) AS active_keys FROM api_keys WHERE revoked_at IS NULL GROUP BY user_id HAVING count(*) > 5`,
+  },
+];
+
+export interface AuditViolation {
+  check: string;
+  rows: Record<string, unknown>[];
+}
+
+interface QueryableDatabase {
+  prepare(query: string): { all<T = Record<string, unknown>>(): Promise<{ results: T[] }> };
+}
+
+/** Runs every check; an empty result means the ledger is consistent. */
+export async function auditLedger(db: QueryableDatabase): Promise<AuditViolation[]> {
+  const violations: AuditViolation[] = [];
+  for (const check of AUDIT_CHECKS) {
+    const { results } = await db.prepare(check.sql).all();
+    if (results.length > 0) violations.push({ check: check.name, rows: results });
+  }
+  return violations;
+}
