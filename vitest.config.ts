@@ -13,6 +13,8 @@ export default defineConfig({
           GATEWAY_TWO_WEBHOOK_SECRET: 'test-secret-two',
           GATEWAY_THREE_WEBHOOK_SECRET: 'test-secret-three',
           PAYMENT_BASE_URL: 'http://localhost:8787',
+          // One log line per request would bury test output; test/logging.test.ts turns it on.
+          LOG_REQUESTS: 'false',
         },
       },
     }),

@@ -7,6 +7,7 @@ import { errorBody } from './lib/envelope';
 import { ApiError, type ErrorCode, ERROR_STATUS } from './lib/errors';
 import { createRouter } from './lib/openapi';
 import { requestId } from './lib/request-id';
+import { requestLog } from './lib/request-log';
 import { adminRouter } from './routes/admin';
 import { apiKeysRouter } from './routes/api-keys';
 import { ordersRouter } from './routes/orders';
@@ -54,6 +55,7 @@ export function createApp() {
   const app = createRouter();
 
   app.use('*', requestId);
+  app.use('*', requestLog);
   app.use('*', async (c, next) => {
     await next();
     // Only the public stock routes opt into caching; everything else is private to its caller.

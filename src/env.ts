@@ -10,6 +10,7 @@ export interface Bindings {
   DEPOSIT_TTL_MINUTES?: string;
   STOCK_CACHE_SECONDS?: string;
   DEV_CHECKOUT?: string;
+  LOG_REQUESTS?: string;
 }
 
 export interface Principal {
@@ -22,6 +23,7 @@ export interface AppEnv {
   Variables: {
     requestId: string;
     principal: Principal;
+    cacheStatus: 'hit' | 'miss' | 'bypass';
   };
 }
 

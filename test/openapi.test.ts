@@ -26,6 +26,7 @@ describe('OpenAPI document', () => {
         '/api/v2/stock/categories',
         '/api/v2/stock/check',
         '/api/v2/stock/{product_id}',
+        '/api/v2/stock/{product_id}/badge.svg',
         '/api/v2/user/dashboard',
         '/api/v2/user/password',
         '/api/v2/user/profile',

@@ -4,6 +4,7 @@ import { envelope, ok } from '../lib/envelope';
 import { fieldError } from '../lib/errors';
 import { centsToAmount } from '../lib/money';
 import { createRouter, errorResponses, IdParams, jsonBody, jsonResponse } from '../lib/openapi';
+import { purgeStock } from '../lib/stock-cache';
 import { usdAmount } from '../lib/validation';
 import { addStock, createProduct, MAX_ITEMS_PER_UPLOAD, normaliseItems, updateProduct } from '../services/products';
 import { markDepositPaid } from '../services/deposits';
@@ -142,6 +143,7 @@ export const adminRouter = createRouter()
     async (c) => {
       const body = c.req.valid('json');
       const product = await createProduct(c.env.DB, { ...productInput(body), name: body.name, sku: body.sku, priceCents: body.price });
+      await purgeStock(c, [product.id]);
       return c.json(ok(presentProduct(product), 'Product created.'), 201);
     },
   )
@@ -157,6 +159,7 @@ export const adminRouter = createRouter()
     }),
     async (c) => {
       const product = await updateProduct(c.env.DB, c.req.valid('param').id, productInput(c.req.valid('json')));
+      await purgeStock(c, [product.id]);
       return c.json(ok(presentProduct(product), 'Product updated.'), 200);
     },
   )
@@ -191,6 +194,7 @@ export const adminRouter = createRouter()
       const raw = isText ? (await c.req.text()).split('\n') : (c.req.valid('json') as { items?: string[] }).items;
       if (raw === undefined) throw fieldError('items', 'items is required (or send a text/plain body)');
       const result = await addStock(c.env.DB, c.req.valid('param').id, uploadItems(raw));
+      await purgeStock(c, [c.req.valid('param').id]);
       return c.json(ok({ added: result.added, skipped: result.skipped, stock_count: result.stockCount }, 'Stock added.'), 201);
     },
   )

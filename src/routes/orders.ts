@@ -3,6 +3,7 @@ import { envelope, ok } from '../lib/envelope';
 import { centsToAmount } from '../lib/money';
 import type { OrderRow } from '../db/schema';
 import { idempotent } from '../lib/idempotency';
+import { purgeStock } from '../lib/stock-cache';
 import { createRouter, errorResponses, IdempotencyHeaders, IdParams, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
 import { cancelOrder, getOrder, listOrders, purchase, type OrderWithItems as PlacedOrder } from '../services/orders';
@@ -62,7 +63,11 @@ export const ordersRouter = createRouter()
       return idempotent(
         c,
         body,
-        async (claim) => placed(await purchase(c.env.DB, userId, body.product_id, body.quantity, claim)),
+        async (claim) => {
+          const order = await purchase(c.env.DB, userId, body.product_id, body.quantity, claim);
+          await purgeStock(c, [body.product_id]);
+          return placed(order);
+        },
         async (orderId) => placed(await getOrder(c.env.DB, userId, orderId)),
       );
     },
@@ -105,7 +110,11 @@ export const ordersRouter = createRouter()
       return idempotent(
         c,
         { order_id: id },
-        async (claim) => cancelled((await cancelOrder(c.env.DB, userId, id, claim)).order),
+        async (claim) => {
+          const { order } = await cancelOrder(c.env.DB, userId, id, claim);
+          await purgeStock(c, [order.productId]);
+          return cancelled(order);
+        },
         async (orderId) => cancelled((await getOrder(c.env.DB, userId, orderId)).order),
       );
     },

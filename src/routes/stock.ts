@@ -4,7 +4,9 @@ import { etag, RETAINED_304_HEADERS } from 'hono/etag';
 import { createMiddleware } from 'hono/factory';
 import { readConfig, type AppEnv } from '../env';
 import { sha256Hex } from '../lib/crypto';
+import { stockBadgeSvg } from '../lib/badge';
 import { envelope, ok } from '../lib/envelope';
+import { stockCache } from '../lib/stock-cache';
 import { createRouter, errorResponses, jsonResponse, pathId } from '../lib/openapi';
 import { checkStock, getStock, listStock, stockByCategory } from '../services/stock';
 import { presentStock, StockEntry } from './representations';
@@ -49,7 +51,7 @@ const responses404 = errorResponses(404, 422, 429);
 export const stockRouter = createRouter();
 // A 304 keeps the CORS header: the etag middleware would otherwise strip it and browsers could not read the 304.
 const etagKeepingCors = etag({ retainedHeaders: [...RETAINED_304_HEADERS, 'access-control-allow-origin'] });
-stockRouter.use('*', cors({ origin: '*', allowMethods: ['GET', 'HEAD', 'OPTIONS'], maxAge: 86400 }), etagKeepingCors, publicCaching);
+stockRouter.use('*', cors({ origin: '*', allowMethods: ['GET', 'HEAD', 'OPTIONS'], maxAge: 86400 }), stockCache, etagKeepingCors, publicCaching);
 
 stockRouter
   .openapi(
@@ -107,4 +109,21 @@ stockRouter
       responses: { 200: jsonResponse(envelope(StockEntry), 'The product'), ...responses404 },
     }),
     async (c) => c.json(ok(presentStock(await getStock(c.env.DB, c.req.valid('param').product_id))), 200),
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/{product_id}/badge.svg',
+      tags,
+      summary: 'Embeddable SVG stock badge ("in stock: 1,234" / "out of stock")',
+      request: { params: z.object({ product_id: pathId('product_id') }) },
+      responses: {
+        200: { description: 'SVG badge', content: { 'image/svg+xml': { schema: z.string() } } },
+        ...responses404,
+      },
+    }),
+    async (c) => {
+      const entry = await getStock(c.env.DB, c.req.valid('param').product_id);
+      return c.body(stockBadgeSvg(entry.stockCount), 200, { 'Content-Type': 'image/svg+xml; charset=utf-8' });
+    },
   );
