@@ -16,6 +16,13 @@ export default defineConfig({
           // One log line per request would bury test output; test/logging.test.ts turns it on.
           LOG_REQUESTS: 'false',
         },
+        // The whole suite shares one client IP and a few keys: the production limits would throttle it. A tiny
+        // limiter lets test/rate-limit.test.ts reach 429 with a handful of requests.
+        ratelimits: {
+          API_KEY_RATE_LIMITER: { namespace_id: '1001', simple: { limit: 100_000, period: 60 } },
+          PUBLIC_RATE_LIMITER: { namespace_id: '1002', simple: { limit: 100_000, period: 60 } },
+          TINY_RATE_LIMITER: { namespace_id: '1099', simple: { limit: 3, period: 60 } },
+        },
       },
     }),
   ],

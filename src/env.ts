@@ -11,6 +11,8 @@ export interface Bindings {
   STOCK_CACHE_SECONDS?: string;
   DEV_CHECKOUT?: string;
   LOG_REQUESTS?: string;
+  API_KEY_RATE_LIMITER?: RateLimit;
+  PUBLIC_RATE_LIMITER?: RateLimit;
 }
 
 export interface Principal {

@@ -3,6 +3,7 @@ import type { AppEnv } from '../env';
 import { authenticateApiKey } from '../services/api-keys';
 import { timingSafeEqualStrings } from './crypto';
 import { unauthorized } from './errors';
+import { enforceRateLimit } from './rate-limit';
 
 /** X-API-Key header, else the `api_key` query parameter (the header wins when both are sent). */
 export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
@@ -11,6 +12,7 @@ export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
   const principal = await authenticateApiKey(c.env.DB, presented);
   if (!principal) throw unauthorized('The API key is invalid or has been revoked.');
   c.set('principal', { userId: principal.userId, apiKeyId: principal.apiKeyId });
+  await enforceRateLimit(c.env.API_KEY_RATE_LIMITER, `key:${principal.apiKeyId}`);
   if (principal.touch) runAfterResponse(c, principal.touch());
   await next();
 });

@@ -6,6 +6,7 @@ import { readConfig, type AppEnv } from '../env';
 import { sha256Hex } from '../lib/crypto';
 import { stockBadgeSvg } from '../lib/badge';
 import { envelope, ok } from '../lib/envelope';
+import { limitByClientIp } from '../lib/rate-limit';
 import { stockCache } from '../lib/stock-cache';
 import { createRouter, errorResponses, jsonResponse, pathId } from '../lib/openapi';
 import { checkStock, getStock, listStock, stockByCategory } from '../services/stock';
@@ -51,7 +52,7 @@ const responses404 = errorResponses(404, 422, 429);
 export const stockRouter = createRouter();
 // A 304 keeps the CORS header: the etag middleware would otherwise strip it and browsers could not read the 304.
 const etagKeepingCors = etag({ retainedHeaders: [...RETAINED_304_HEADERS, 'access-control-allow-origin'] });
-stockRouter.use('*', cors({ origin: '*', allowMethods: ['GET', 'HEAD', 'OPTIONS'], maxAge: 86400 }), stockCache, etagKeepingCors, publicCaching);
+stockRouter.use('*', cors({ origin: '*', allowMethods: ['GET', 'HEAD', 'OPTIONS'], maxAge: 86400 }), limitByClientIp, stockCache, etagKeepingCors, publicCaching);
 
 stockRouter
   .openapi(

@@ -1,0 +1,22 @@
+import { createMiddleware } from 'hono/factory';
+import type { AppEnv } from '../env';
+import { ApiError } from './errors';
+
+// Both limiters count per 60-second window (wrangler.toml); a refused client may retry after that window.
+const RETRY_AFTER_SECONDS = '60';
+
+export async function enforceRateLimit(limiter: RateLimit | undefined, key: string): Promise<void> {
+  if (!limiter) return; // not bound (e.g. a config without [[ratelimits]]): no limit rather than no service
+  const { success } = await limiter.limit({ key });
+  if (!success) {
+    throw new ApiError('RATE_LIMITED', 'Too many requests; retry after the Retry-After delay.', undefined, {
+      'Retry-After': RETRY_AFTER_SECONDS,
+    });
+  }
+}
+
+/** Public routes: per client IP (CF-Connecting-IP is set by Cloudflare's edge and cannot be forged through it). */
+export const limitByClientIp = createMiddleware<AppEnv>(async (c, next) => {
+  if (c.req.method !== 'OPTIONS') await enforceRateLimit(c.env.PUBLIC_RATE_LIMITER, `ip:${c.req.header('CF-Connecting-IP') ?? 'unknown'}`);
+  await next();
+});
