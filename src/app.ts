@@ -6,6 +6,7 @@ import { requireAdmin, requireApiKey } from './lib/auth';
 import { errorBody } from './lib/envelope';
 import { ApiError, type ErrorCode, ERROR_STATUS } from './lib/errors';
 import { createRouter } from './lib/openapi';
+import { d1Session } from './lib/d1-session';
 import { requestId } from './lib/request-id';
 import { requestLog } from './lib/request-log';
 import { adminRouter } from './routes/admin';
@@ -65,6 +66,7 @@ export function createApp() {
   const stockUploadBodyLimit = bodyLimit({ maxSize: MAX_STOCK_UPLOAD_BYTES, onError: payloadTooLarge(MAX_STOCK_UPLOAD_BYTES) });
   app.use('*', (c, next) => (STOCK_UPLOAD_PATH.test(c.req.path) ? stockUploadBodyLimit : defaultBodyLimit)(c, next));
 
+  app.use(`${API_PREFIX}/*`, d1Session);
   for (const path of ['/api-keys', '/user', '/orders', '/wallet']) app.use(`${API_PREFIX}${path}/*`, requireApiKey);
   for (const path of ['/api-keys', '/orders']) app.use(`${API_PREFIX}${path}`, requireApiKey);
   app.use(`${API_PREFIX}/admin/*`, requireAdmin);

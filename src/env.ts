@@ -26,6 +26,8 @@ export interface AppEnv {
     requestId: string;
     principal: Principal;
     cacheStatus: 'hit' | 'miss' | 'bypass';
+    /** A D1 session for this request (src/lib/d1-session.ts). */
+    db: D1DatabaseSession;
   };
 }
 

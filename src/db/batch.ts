@@ -1,18 +1,19 @@
 import { getTableColumns, sql, type SQL } from 'drizzle-orm';
 import { SQLiteAsyncDialect, type SQLiteTable } from 'drizzle-orm/sqlite-core';
+import type { Db } from './client';
 
 // Guarded multi-statement writes are raw SQL run as one D1 batch (one transaction). drizzle's own batch cannot bind
 // parameters of raw `sql` statements, so this helper compiles drizzle SQL itself and hands D1 the statements.
 
 const dialect = new SQLiteAsyncDialect();
 
-export const toStatement = (d1: D1Database, query: SQL) => {
+export const toStatement = (d1: Db, query: SQL) => {
   const { sql: text, params } = dialect.sqlToQuery(query);
   return d1.prepare(text).bind(...params);
 };
 
 /** Run statements as one atomic D1 batch; a failing statement rolls back all of them. */
-export function runBatch(d1: D1Database, statements: SQL[]): Promise<D1Result[]> {
+export function runBatch(d1: Db, statements: SQL[]): Promise<D1Result[]> {
   return d1.batch(statements.map((statement) => toStatement(d1, statement)));
 }
 

@@ -57,7 +57,7 @@ export async function idempotent<T extends object, S extends ContentfulStatusCod
   }
   if (!VALID_KEY.test(key)) throw fieldError('Idempotency-Key', 'Idempotency-Key must be 1 to 255 printable ASCII characters.');
 
-  const d1 = c.env.DB;
+  const d1 = c.var.db;
   const { userId } = c.var.principal;
   const requestHash = await sha256Hex(`${c.req.method} ${c.req.path}\n${canonicalJson(input)}`);
 

@@ -110,7 +110,7 @@ export const adminRouter = createRouter()
       },
     }),
     async (c) => {
-      const { user, apiKey } = await createUser(c.env.DB, c.req.valid('json'));
+      const { user, apiKey } = await createUser(c.var.db, c.req.valid('json'));
       return c.json(ok({ ...presentProfile(user), api_key: apiKey }, 'User created.'), 201);
     },
   )
@@ -126,7 +126,7 @@ export const adminRouter = createRouter()
     }),
     async (c) => {
       const { amount, description } = c.req.valid('json');
-      const transaction = await adjustBalance(c.env.DB, c.req.valid('param').id, amount, description);
+      const transaction = await adjustBalance(c.var.db, c.req.valid('param').id, amount, description);
       return c.json(ok(presentTransaction(transaction), 'Balance adjusted.'), 201);
     },
   )
@@ -142,7 +142,7 @@ export const adminRouter = createRouter()
     }),
     async (c) => {
       const body = c.req.valid('json');
-      const product = await createProduct(c.env.DB, { ...productInput(body), name: body.name, sku: body.sku, priceCents: body.price });
+      const product = await createProduct(c.var.db, { ...productInput(body), name: body.name, sku: body.sku, priceCents: body.price });
       await purgeStock(c, [product.id]);
       return c.json(ok(presentProduct(product), 'Product created.'), 201);
     },
@@ -158,7 +158,7 @@ export const adminRouter = createRouter()
       responses: { 200: jsonResponse(envelope(Product), 'The product'), ...errorResponses(401, 404, 422) },
     }),
     async (c) => {
-      const product = await updateProduct(c.env.DB, c.req.valid('param').id, productInput(c.req.valid('json')));
+      const product = await updateProduct(c.var.db, c.req.valid('param').id, productInput(c.req.valid('json')));
       await purgeStock(c, [product.id]);
       return c.json(ok(presentProduct(product), 'Product updated.'), 200);
     },
@@ -193,7 +193,7 @@ export const adminRouter = createRouter()
       // Without a JSON content type the validated JSON is an empty object.
       const raw = isText ? (await c.req.text()).split('\n') : (c.req.valid('json') as { items?: string[] }).items;
       if (raw === undefined) throw fieldError('items', 'items is required (or send a text/plain body)');
-      const result = await addStock(c.env.DB, c.req.valid('param').id, uploadItems(raw));
+      const result = await addStock(c.var.db, c.req.valid('param').id, uploadItems(raw));
       await purgeStock(c, [c.req.valid('param').id]);
       return c.json(ok({ added: result.added, skipped: result.skipped, stock_count: result.stockCount }, 'Stock added.'), 201);
     },
@@ -209,7 +209,7 @@ export const adminRouter = createRouter()
       responses: { 200: jsonResponse(envelope(DepositStatus), 'The deposit, paid'), ...errorResponses(401, 404, 422) },
     }),
     async (c) => {
-      const { deposit, credited } = await markDepositPaid(c.env.DB, c.req.valid('param').id);
+      const { deposit, credited } = await markDepositPaid(c.var.db, c.req.valid('param').id);
       return c.json(ok(presentDepositStatus(deposit), credited ? 'Deposit credited to the wallet.' : 'Deposit was already paid.'), 200);
     },
   );

@@ -39,7 +39,7 @@ export const ordersRouter = createRouter()
     }),
     async (c) => {
       const page = c.req.valid('query');
-      const { rows, total } = await listOrders(c.env.DB, c.var.principal.userId, page);
+      const { rows, total } = await listOrders(c.var.db, c.var.principal.userId, page);
       return c.json(paged(rows.map(presentOrder), page, total), 200);
     },
   )
@@ -64,11 +64,11 @@ export const ordersRouter = createRouter()
         c,
         body,
         async (claim) => {
-          const order = await purchase(c.env.DB, userId, body.product_id, body.quantity, claim);
+          const order = await purchase(c.var.db, userId, body.product_id, body.quantity, claim);
           await purgeStock(c, [body.product_id]);
           return placed(order);
         },
-        async (orderId) => placed(await getOrder(c.env.DB, userId, orderId)),
+        async (orderId) => placed(await getOrder(c.var.db, userId, orderId)),
       );
     },
   )
@@ -82,7 +82,7 @@ export const ordersRouter = createRouter()
       request: { params: IdParams },
       responses: { 200: jsonResponse(envelope(OrderWithItems), 'The order'), ...errorResponses(401, 404, 422, 429) },
     }),
-    async (c) => c.json(ok(presentOrderWithItems(await getOrder(c.env.DB, c.var.principal.userId, c.req.valid('param').id))), 200),
+    async (c) => c.json(ok(presentOrderWithItems(await getOrder(c.var.db, c.var.principal.userId, c.req.valid('param').id))), 200),
   )
   .openapi(
     createRoute({
@@ -111,11 +111,11 @@ export const ordersRouter = createRouter()
         c,
         { order_id: id },
         async (claim) => {
-          const { order } = await cancelOrder(c.env.DB, userId, id, claim);
+          const { order } = await cancelOrder(c.var.db, userId, id, claim);
           await purgeStock(c, [order.productId]);
           return cancelled(order);
         },
-        async (orderId) => cancelled((await getOrder(c.env.DB, userId, orderId)).order),
+        async (orderId) => cancelled((await getOrder(c.var.db, userId, orderId)).order),
       );
     },
   )
@@ -133,7 +133,7 @@ export const ordersRouter = createRouter()
       },
     }),
     async (c) => {
-      const { order, stockItems } = await getOrder(c.env.DB, c.var.principal.userId, c.req.valid('param').id);
+      const { order, stockItems } = await getOrder(c.var.db, c.var.principal.userId, c.req.valid('param').id);
       const body = stockItems.map((item) => `${item}\n`).join('');
       return c.text(body, 200, {
         'Content-Type': 'text/plain; charset=utf-8',

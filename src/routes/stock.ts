@@ -67,7 +67,7 @@ stockRouter
       },
     }),
     async (c) => {
-      const data = (await listStock(c.env.DB)).map(presentStock);
+      const data = (await listStock(c.var.db)).map(presentStock);
       // The ETag covers the entries, not the per-response timestamp, so If-None-Match can match (weak: same data).
       c.header('ETag', `W/"${await sha256Hex(JSON.stringify(data))}"`);
       return c.json({ ...ok(data), timestamp: new Date().toISOString() }, 200);
@@ -83,7 +83,7 @@ stockRouter
       responses: { 200: jsonResponse(envelope(z.array(BulkCheckEntry)), 'Counts in the order asked'), ...errorResponses(422, 429) },
     }),
     async (c) => {
-      const counts = await checkStock(c.env.DB, c.req.valid('query').ids);
+      const counts = await checkStock(c.var.db, c.req.valid('query').ids);
       return c.json(ok(counts.map((e) => ({ product_id: e.productId, stock_count: e.stockCount, in_stock: e.stockCount > 0 }))), 200);
     },
   )
@@ -96,7 +96,7 @@ stockRouter
       responses: { 200: jsonResponse(envelope(z.array(CategoryEntry)), 'Categories'), ...errorResponses(429) },
     }),
     async (c) => {
-      const rows = await stockByCategory(c.env.DB);
+      const rows = await stockByCategory(c.var.db);
       return c.json(ok(rows.map((r) => ({ category: r.category, total_products: r.totalProducts, total_stock: r.totalStock }))), 200);
     },
   )
@@ -109,7 +109,7 @@ stockRouter
       request: { params: z.object({ product_id: pathId('product_id') }) },
       responses: { 200: jsonResponse(envelope(StockEntry), 'The product'), ...responses404 },
     }),
-    async (c) => c.json(ok(presentStock(await getStock(c.env.DB, c.req.valid('param').product_id))), 200),
+    async (c) => c.json(ok(presentStock(await getStock(c.var.db, c.req.valid('param').product_id))), 200),
   )
   .openapi(
     createRoute({
@@ -124,7 +124,7 @@ stockRouter
       },
     }),
     async (c) => {
-      const entry = await getStock(c.env.DB, c.req.valid('param').product_id);
+      const entry = await getStock(c.var.db, c.req.valid('param').product_id);
       return c.body(stockBadgeSvg(entry.stockCount), 200, { 'Content-Type': 'image/svg+xml; charset=utf-8' });
     },
   );

@@ -41,7 +41,7 @@ export const webhooksRouter = createRouter().openapi(
     if (!isGatewayName(name)) throw notFound('Gateway');
     const gateway = getGateway(name, readConfig(c.env));
     const event = await gateway.parseWebhook(await c.req.text(), c.req.raw.headers, Date.now());
-    const { deposit, credited } = await applyGatewayEvent(c.env.DB, name, event);
+    const { deposit, credited } = await applyGatewayEvent(c.var.db, name, event);
     return c.json(ok(presentDepositStatus(deposit), credited ? 'Deposit credited to the wallet.' : 'Event applied.'), 200);
   },
 );

@@ -1,6 +1,6 @@
 import { and, desc, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import { rowsOf, runBatch } from '../db/batch';
-import { getDb } from '../db/client';
+import { getDb, type Db } from '../db/client';
 import { apiKeys } from '../db/schema';
 import type { Principal } from '../env';
 import { randomBase62, sha256Hex } from '../lib/crypto';
@@ -53,7 +53,7 @@ export interface CreatedKey {
   created_at: string;
 }
 
-export async function createApiKey(d1: D1Database, userId: number, name: string): Promise<CreatedKey> {
+export async function createApiKey(d1: Db, userId: number, name: string): Promise<CreatedKey> {
   const issued = await issueKey();
   const [row] = rowsOf<KeyRow>((await runBatch(d1, [insertKeyUnderLimit(sql`${userId}`, name, issued, isoNow())]))[0]);
   if (!row) {
@@ -62,7 +62,7 @@ export async function createApiKey(d1: D1Database, userId: number, name: string)
   return { ...row, key: issued.key, api_key: issued.key };
 }
 
-export async function listApiKeys(d1: D1Database, userId: number) {
+export async function listApiKeys(d1: Db, userId: number) {
   return getDb(d1)
     .select({
       id: apiKeys.id,
@@ -76,7 +76,7 @@ export async function listApiKeys(d1: D1Database, userId: number) {
     .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id));
 }
 
-export async function revokeApiKey(d1: D1Database, userId: number, keyId: number): Promise<void> {
+export async function revokeApiKey(d1: Db, userId: number, keyId: number): Promise<void> {
   const result = await d1
     .prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL')
     .bind(isoNow(), keyId, userId)
@@ -90,7 +90,7 @@ export interface Authenticated extends Principal {
 }
 
 /** The principal of a presented key, or null for unknown, malformed and revoked keys. */
-export async function authenticateApiKey(d1: D1Database, presented: string): Promise<Authenticated | null> {
+export async function authenticateApiKey(d1: Db, presented: string): Promise<Authenticated | null> {
   if (!KEY_SHAPE.test(presented)) return null;
   const row = await d1
     .prepare('SELECT id, user_id, last_used_at FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL')

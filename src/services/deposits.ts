@@ -1,6 +1,6 @@
 import { and, count, desc, eq, sql } from 'drizzle-orm';
 import { changesOf, columnsOf, rowsOf, runBatch } from '../db/batch';
-import { getDb } from '../db/client';
+import { getDb, type Db } from '../db/client';
 import { deposits, type DepositRow } from '../db/schema';
 import type { Config } from '../env';
 import { ApiError, notFound } from '../lib/errors';
@@ -26,7 +26,7 @@ export interface DepositRequest {
 }
 
 export async function createDeposit(
-  d1: D1Database,
+  d1: Db,
   config: Config,
   userId: number,
   request: DepositRequest,
@@ -60,13 +60,13 @@ export async function createDeposit(
 }
 
 /** Pending deposits past their expiry read as expired: the scheduled job also does this, reads don't wait for it. */
-const expireOverdue = (d1: D1Database, userId: number) => {
+const expireOverdue = (d1: Db, userId: number) => {
   const now = isoNow();
   return getDb(d1).run(sql`UPDATE deposits SET status = 'expired', updated_at = ${now}
                            WHERE user_id = ${userId} AND status = 'pending' AND expires_at <= ${now}`);
 };
 
-export async function listDeposits(d1: D1Database, userId: number, page: Page) {
+export async function listDeposits(d1: Db, userId: number, page: Page) {
   const db = getDb(d1);
   const { limit, offset } = pageWindow(page);
   await expireOverdue(d1, userId);
@@ -77,7 +77,7 @@ export async function listDeposits(d1: D1Database, userId: number, page: Page) {
   return { rows, total };
 }
 
-export async function getDeposit(d1: D1Database, userId: number, depositId: number): Promise<DepositRow> {
+export async function getDeposit(d1: Db, userId: number, depositId: number): Promise<DepositRow> {
   await expireOverdue(d1, userId);
   const [deposit] = await getDb(d1)
     .select()
@@ -93,7 +93,7 @@ export async function getDeposit(d1: D1Database, userId: number, depositId: numb
  * deposit marked paid. A replay finds it paid and changes nothing. A payment for an expired deposit is still credited
  * (the money arrived) and its ledger description says so.
  */
-export async function creditDeposit(d1: D1Database, deposit: DepositRow, transactionId: string): Promise<{ deposit: DepositRow; credited: boolean }> {
+export async function creditDeposit(d1: Db, deposit: DepositRow, transactionId: string): Promise<{ deposit: DepositRow; credited: boolean }> {
   const now = isoNow();
   const operationId = newOperationId();
   const results = await runBatch(d1, [
@@ -120,7 +120,7 @@ export async function creditDeposit(d1: D1Database, deposit: DepositRow, transac
 }
 
 /** A gateway's failed/expired verdict closes a pending deposit without credit; a paid one is never reopened. */
-async function closeDeposit(d1: D1Database, deposit: DepositRow, status: 'failed' | 'expired'): Promise<DepositRow> {
+async function closeDeposit(d1: Db, deposit: DepositRow, status: 'failed' | 'expired'): Promise<DepositRow> {
   const now = isoNow();
   const [, read] = await runBatch(d1, [
     sql`UPDATE deposits SET status = ${status}, updated_at = ${now} WHERE id = ${deposit.id} AND status = 'pending'`,
@@ -129,14 +129,14 @@ async function closeDeposit(d1: D1Database, deposit: DepositRow, status: 'failed
   return rowsOf<DepositRow>(read)[0];
 }
 
-export async function findDeposit(d1: D1Database, depositId: number): Promise<DepositRow> {
+export async function findDeposit(d1: Db, depositId: number): Promise<DepositRow> {
   const [deposit] = await getDb(d1).select().from(deposits).where(eq(deposits.id, depositId));
   if (!deposit) throw notFound('Deposit');
   return deposit;
 }
 
 /** Apply a verified gateway event. A gateway only ever acts on its own deposits. */
-export async function applyGatewayEvent(d1: D1Database, gateway: GatewayName, event: GatewayEvent) {
+export async function applyGatewayEvent(d1: Db, gateway: GatewayName, event: GatewayEvent) {
   const deposit = await findDeposit(d1, event.depositId);
   if (deposit.gateway !== gateway) throw notFound('Deposit');
   if (event.status !== 'paid') return { deposit: await closeDeposit(d1, deposit, event.status), credited: false };
@@ -148,12 +148,12 @@ export async function applyGatewayEvent(d1: D1Database, gateway: GatewayName, ev
 }
 
 /** Operator confirmation of a payment seen outside the webhook: the same single credit path. */
-export async function markDepositPaid(d1: D1Database, depositId: number) {
+export async function markDepositPaid(d1: Db, depositId: number) {
   return creditDeposit(d1, await findDeposit(d1, depositId), `manual-${depositId}`);
 }
 
 /** Scheduled job: pending deposits past `expires_at` become expired, a bounded batch per run. */
-export async function expireDeposits(d1: D1Database, now: string, limit: number): Promise<number> {
+export async function expireDeposits(d1: Db, now: string, limit: number): Promise<number> {
   const result = await getDb(d1).run(sql`
     UPDATE deposits SET status = 'expired', updated_at = ${now}
     WHERE id IN (SELECT id FROM deposits WHERE status = 'pending' AND expires_at <= ${now} ORDER BY expires_at LIMIT ${limit})

@@ -1,5 +1,5 @@
 import { and, eq, gt, sql, type SQL } from 'drizzle-orm';
-import { getDb } from '../db/client';
+import { getDb, type Db } from '../db/client';
 import { idempotencyKeys } from '../db/schema';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
@@ -28,7 +28,7 @@ export function recordClaim(claim: IdempotencyClaim, resource: SQL): SQL[] {
   ];
 }
 
-export async function findLiveRecord(d1: D1Database, userId: number, key: string, now: string) {
+export async function findLiveRecord(d1: Db, userId: number, key: string, now: string) {
   const [record] = await getDb(d1)
     .select()
     .from(idempotencyKeys)
@@ -36,7 +36,7 @@ export async function findLiveRecord(d1: D1Database, userId: number, key: string
   return record;
 }
 
-export async function storeResponse(d1: D1Database, userId: number, key: string, status: number, body: string) {
+export async function storeResponse(d1: Db, userId: number, key: string, status: number, body: string) {
   await getDb(d1)
     .update(idempotencyKeys)
     .set({ responseStatus: status, responseBody: body })
@@ -44,7 +44,7 @@ export async function storeResponse(d1: D1Database, userId: number, key: string,
 }
 
 /** Scheduled job: forget records older than 24 hours, a bounded batch per run. */
-export async function deleteExpiredRecords(d1: D1Database, now: string, limit: number): Promise<number> {
+export async function deleteExpiredRecords(d1: Db, now: string, limit: number): Promise<number> {
   const result = await getDb(d1).run(sql`
     DELETE FROM idempotency_keys
     WHERE id IN (SELECT id FROM idempotency_keys WHERE created_at <= ${cutoffOf(now)} ORDER BY created_at LIMIT ${limit})`);

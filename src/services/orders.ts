@@ -1,6 +1,6 @@
 import { and, asc, count, desc, eq, sql } from 'drizzle-orm';
 import { columnsOf, changesOf, rowsOf, runBatch } from '../db/batch';
-import { getDb } from '../db/client';
+import { getDb, type Db } from '../db/client';
 import { orders, stockItems, type OrderRow } from '../db/schema';
 import { randomBase62 } from '../lib/crypto';
 import { ApiError, notFound } from '../lib/errors';
@@ -25,7 +25,7 @@ const PURCHASE_ATTEMPTS = 3;
  * is allowed, enough stock is available and the balance covers it; every later statement is keyed on the order number
  * generated here, so the debit, the claimed items, the ledger row and the stock_count decrement all happen or none do.
  */
-export async function purchase(d1: D1Database, userId: number, productId: number, quantity: number, claim?: IdempotencyClaim): Promise<OrderWithItems> {
+export async function purchase(d1: Db, userId: number, productId: number, quantity: number, claim?: IdempotencyClaim): Promise<OrderWithItems> {
   for (let attempt = 1; ; attempt++) {
     const result = await tryPurchase(d1, userId, productId, quantity, claim);
     if (result) return result;
@@ -34,7 +34,7 @@ export async function purchase(d1: D1Database, userId: number, productId: number
   }
 }
 
-async function tryPurchase(d1: D1Database, userId: number, productId: number, quantity: number, claim?: IdempotencyClaim): Promise<OrderWithItems | null> {
+async function tryPurchase(d1: Db, userId: number, productId: number, quantity: number, claim?: IdempotencyClaim): Promise<OrderWithItems | null> {
   const now = isoNow();
   const orderNumber = newOrderNumber(now);
   const orderExists = sql`EXISTS (SELECT 1 FROM orders WHERE order_number = ${orderNumber})`;
@@ -76,7 +76,7 @@ async function tryPurchase(d1: D1Database, userId: number, productId: number, qu
 }
 
 /** One read after a purchase batch that created nothing, to say why. Returns when nothing explains it. */
-async function explainFailedPurchase(d1: D1Database, userId: number, productId: number, quantity: number): Promise<void> {
+async function explainFailedPurchase(d1: Db, userId: number, productId: number, quantity: number): Promise<void> {
   const row = await d1
     .prepare(
       `SELECT p.id AS product_id, p.active, p.stock_count, p.price_cents, p.allowed_quantities, u.balance_cents
@@ -122,7 +122,7 @@ async function explainFailedPurchase(d1: D1Database, userId: number, productId: 
  * (at most one per order), credits the wallet and revokes the delivered items (they were disclosed: never resold).
  */
 export async function cancelOrder(
-  d1: D1Database,
+  d1: Db,
   userId: number,
   orderId: number,
   claim?: IdempotencyClaim,
@@ -158,7 +158,7 @@ export async function cancelOrder(
   return { order, refundedCents: order.totalAmountCents };
 }
 
-export async function listOrders(d1: D1Database, userId: number, page: Page) {
+export async function listOrders(d1: Db, userId: number, page: Page) {
   const db = getDb(d1);
   const { limit, offset } = pageWindow(page);
   const [rows, [{ total }]] = await db.batch([
@@ -168,7 +168,7 @@ export async function listOrders(d1: D1Database, userId: number, page: Page) {
   return { rows, total };
 }
 
-export async function getOrder(d1: D1Database, userId: number, orderId: number): Promise<OrderWithItems> {
+export async function getOrder(d1: Db, userId: number, orderId: number): Promise<OrderWithItems> {
   const db = getDb(d1);
   const [[order], items] = await db.batch([
     db.select().from(orders).where(and(eq(orders.id, orderId), eq(orders.userId, userId))),
@@ -183,7 +183,7 @@ export async function getOrder(d1: D1Database, userId: number, orderId: number):
 }
 
 /** Scheduled job: pending orders older than the hold period complete (and can no longer be cancelled). */
-export async function completeHeldOrders(d1: D1Database, now: string, holdHours: number, limit: number): Promise<number> {
+export async function completeHeldOrders(d1: Db, now: string, holdHours: number, limit: number): Promise<number> {
   const cutoff = new Date(Date.parse(now) - holdHours * 3_600_000).toISOString();
   const result = await getDb(d1).run(sql`
     UPDATE orders SET status = 'completed', updated_at = ${now}

@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import { changesOf, rowsOf, runBatch } from '../db/batch';
-import { getDb } from '../db/client';
+import { getDb, type Db } from '../db/client';
 import { isUniqueViolation } from '../db/errors';
 import { products, type ProductRow } from '../db/schema';
 import { fieldError, notFound } from '../lib/errors';
@@ -20,7 +20,7 @@ const skuTaken = () => fieldError('sku', 'The sku has already been taken.');
 const packSizes = (quantities: number[] | null | undefined) =>
   quantities === undefined ? undefined : quantities === null ? null : JSON.stringify([...new Set(quantities)].sort((a, b) => a - b));
 
-export async function createProduct(d1: D1Database, input: ProductInput): Promise<ProductRow> {
+export async function createProduct(d1: Db, input: ProductInput): Promise<ProductRow> {
   const now = isoNow();
   try {
     const [product] = await getDb(d1)
@@ -44,7 +44,7 @@ export async function createProduct(d1: D1Database, input: ProductInput): Promis
   }
 }
 
-export async function updateProduct(d1: D1Database, productId: number, input: Partial<ProductInput>): Promise<ProductRow> {
+export async function updateProduct(d1: Db, productId: number, input: Partial<ProductInput>): Promise<ProductRow> {
   try {
     const [product] = await getDb(d1)
       .update(products)
@@ -76,7 +76,7 @@ export const normaliseItems = (items: string[]) => items.map((item) => item.trim
  * Add stock items in one batch: a single INSERT over a JSON array (one bound parameter, whatever the count), then
  * stock_count recomputed from the available items in the same transaction.
  */
-export async function addStock(d1: D1Database, productId: number, items: string[]) {
+export async function addStock(d1: Db, productId: number, items: string[]) {
   const now = isoNow();
   const [inserted, , counted] = await runBatch(d1, [
     sql`

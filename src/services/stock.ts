@@ -1,5 +1,5 @@
 import { and, desc, eq, inArray, sql } from 'drizzle-orm';
-import { getDb } from '../db/client';
+import { getDb, type Db } from '../db/client';
 import { products } from '../db/schema';
 import { notFound } from '../lib/errors';
 
@@ -15,7 +15,7 @@ const stockColumns = {
 
 export type StockEntry = { productId: number; productName: string; sku: string; stockCount: number; priceCents: number };
 
-export async function listStock(d1: D1Database): Promise<StockEntry[]> {
+export async function listStock(d1: Db): Promise<StockEntry[]> {
   return getDb(d1)
     .select(stockColumns)
     .from(products)
@@ -23,7 +23,7 @@ export async function listStock(d1: D1Database): Promise<StockEntry[]> {
     .orderBy(desc(products.createdAt), desc(products.id));
 }
 
-export async function getStock(d1: D1Database, productId: number): Promise<StockEntry> {
+export async function getStock(d1: Db, productId: number): Promise<StockEntry> {
   const [entry] = await getDb(d1)
     .select(stockColumns)
     .from(products)
@@ -33,7 +33,7 @@ export async function getStock(d1: D1Database, productId: number): Promise<Stock
 }
 
 /** Counts for the given ids in the order asked; unknown and inactive products count 0. */
-export async function checkStock(d1: D1Database, productIds: number[]) {
+export async function checkStock(d1: Db, productIds: number[]) {
   const rows = await getDb(d1)
     .select({ productId: products.id, stockCount: products.stockCount })
     .from(products)
@@ -42,7 +42,7 @@ export async function checkStock(d1: D1Database, productIds: number[]) {
   return productIds.map((productId) => ({ productId, stockCount: counts.get(productId) ?? 0 }));
 }
 
-export async function stockByCategory(d1: D1Database) {
+export async function stockByCategory(d1: Db) {
   const category = sql<string>`coalesce(${products.category}, 'uncategorized')`;
   return getDb(d1)
     .select({

@@ -1,6 +1,6 @@
 import { count, desc, eq, sql } from 'drizzle-orm';
 import { rowsOf, runBatch } from '../db/batch';
-import { getDb } from '../db/client';
+import { getDb, type Db } from '../db/client';
 import { isUniqueViolation } from '../db/errors';
 import { orders, users, walletTransactions } from '../db/schema';
 import { hashPassword, verifyPassword } from '../lib/crypto';
@@ -28,7 +28,7 @@ export interface UserProfile {
 const emailTaken = () => fieldError('email', 'The email has already been taken.');
 
 /** Operator creation of a user together with its first API key, in one batch. */
-export async function createUser(d1: D1Database, input: { name: string; email: string; password: string }) {
+export async function createUser(d1: Db, input: { name: string; email: string; password: string }) {
   const now = isoNow();
   const issued = await issueKey();
   const passwordHash = await hashPassword(input.password);
@@ -47,13 +47,13 @@ export async function createUser(d1: D1Database, input: { name: string; email: s
   }
 }
 
-export async function getProfile(d1: D1Database, userId: number): Promise<UserProfile> {
+export async function getProfile(d1: Db, userId: number): Promise<UserProfile> {
   const [user] = await getDb(d1).select(profileColumns).from(users).where(eq(users.id, userId));
   if (!user) throw notFound('User');
   return user;
 }
 
-export async function updateProfile(d1: D1Database, userId: number, changes: { name?: string; email?: string }): Promise<UserProfile> {
+export async function updateProfile(d1: Db, userId: number, changes: { name?: string; email?: string }): Promise<UserProfile> {
   const db = getDb(d1);
   try {
     const [user] = await db
@@ -69,7 +69,7 @@ export async function updateProfile(d1: D1Database, userId: number, changes: { n
   }
 }
 
-export async function changePassword(d1: D1Database, userId: number, current: string, next: string): Promise<void> {
+export async function changePassword(d1: Db, userId: number, current: string, next: string): Promise<void> {
   const db = getDb(d1);
   const [user] = await db.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId));
   if (!user) throw notFound('User');
@@ -86,7 +86,7 @@ export async function changePassword(d1: D1Database, userId: number, current: st
 
 const RECENT = 5;
 
-export async function getDashboard(d1: D1Database, userId: number) {
+export async function getDashboard(d1: Db, userId: number) {
   const db = getDb(d1);
   const [[user], [stats], recentOrders, recentTransactions] = await db.batch([
     db.select({ balanceCents: users.balanceCents }).from(users).where(eq(users.id, userId)),

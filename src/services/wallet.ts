@@ -1,6 +1,6 @@
 import { count, desc, eq, sql } from 'drizzle-orm';
 import { columnsOf, rowsOf, runBatch } from '../db/batch';
-import { getDb } from '../db/client';
+import { getDb, type Db } from '../db/client';
 import { users, walletTransactions, type TransactionRow } from '../db/schema';
 import { ApiError, notFound } from '../lib/errors';
 import { centsToAmount } from '../lib/money';
@@ -8,13 +8,13 @@ import { pageWindow, type Page } from '../lib/pagination';
 import { isoNow } from '../lib/time';
 import { newOperationId, walletMovement } from './ledger';
 
-export async function getBalanceCents(d1: D1Database, userId: number): Promise<number> {
+export async function getBalanceCents(d1: Db, userId: number): Promise<number> {
   const [user] = await getDb(d1).select({ balanceCents: users.balanceCents }).from(users).where(eq(users.id, userId));
   if (!user) throw notFound('User');
   return user.balanceCents;
 }
 
-export async function listTransactions(d1: D1Database, userId: number, page: Page) {
+export async function listTransactions(d1: Db, userId: number, page: Page) {
   const db = getDb(d1);
   const { limit, offset } = pageWindow(page);
   const [rows, [{ total }]] = await db.batch([
@@ -31,7 +31,7 @@ export async function listTransactions(d1: D1Database, userId: number, page: Pag
 }
 
 /** Operator credit or debit (signed cents) as an `adjustment` ledger row; a debit never takes a balance below zero. */
-export async function adjustBalance(d1: D1Database, userId: number, amountCents: number, description: string): Promise<TransactionRow> {
+export async function adjustBalance(d1: Db, userId: number, amountCents: number, description: string): Promise<TransactionRow> {
   const operationId = newOperationId();
   const [, , userResult, transactionResult] = await runBatch(d1, [
     ...walletMovement({
