@@ -1,10 +1,12 @@
 import { defineConfig } from 'vitest/config';
 
-// Browser tests: plain Node, driving `npm run dev` and Debian's Chromium through playwright-core.
+// Tests from outside the worker: plain Node against `npm run dev` (one server for all files, started in
+// global-setup), with Debian's Chromium driven through playwright-core for the browser ones.
 export default defineConfig({
   test: {
     include: ['test/e2e/**/*.e2e.test.ts'],
     environment: 'node',
+    globalSetup: ['test/e2e/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 180_000,
   },

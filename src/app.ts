@@ -17,6 +17,7 @@ import { userRouter } from './routes/user';
 import { walletRouter } from './routes/wallet';
 import { webhooksRouter } from './routes/webhooks';
 import { createCheckoutRouter } from './routes/checkout';
+import { createDocsRouter } from './routes/docs';
 
 export const API_PREFIX = '/api/v2';
 export const SERVICE = { name: 'stock-wallet-api', version: '2.0' };
@@ -83,6 +84,7 @@ export function createApp() {
     .route(`${API_PREFIX}/admin`, adminRouter)
     .route(`${API_PREFIX}/webhooks`, webhooksRouter);
   app.route('/pay', createCheckoutRouter((request, env, ctx) => app.fetch(request, env, ctx)));
+  app.route('/docs', createDocsRouter(`${API_PREFIX}/openapi.json`));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'ApiKeyHeader', { type: 'apiKey', in: 'header', name: 'X-API-Key' });
   app.openAPIRegistry.registerComponent('securitySchemes', 'ApiKeyQuery', { type: 'apiKey', in: 'query', name: 'api_key' });

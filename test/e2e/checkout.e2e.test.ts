@@ -1,14 +1,6 @@
-import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDevServer, type DevServer } from './dev-server';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-// CI installs Chromium and must run this; a laptop without it gets a loud skip rather than a red suite.
-const runnable = existsSync(CHROMIUM) || process.env.CI === 'true';
-if (!runnable) console.warn(`Skipping browser tests: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH).`);
-
-const PORT = 8797;
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { browserAvailable, launchBrowser } from './browser';
 
 async function json(res: Response) {
   const body = await res.json();
@@ -16,21 +8,16 @@ async function json(res: Response) {
   return body as any;
 }
 
-describe.runIf(runnable)('local checkout page in a real browser', () => {
-  let server: DevServer;
+describe.runIf(browserAvailable)('local checkout page in a real browser', () => {
+  const server = inject('devServer');
   let browser: Browser;
 
   beforeAll(async () => {
-    server = await startDevServer(PORT);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-  }, 180_000);
+    browser = await launchBrowser();
+  });
 
   afterAll(async () => {
     await browser?.close();
-    await server?.stop();
   });
 
   it('pays a deposit through the checkout page and the wallet is credited once', async () => {
