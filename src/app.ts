@@ -3,9 +3,10 @@ import { bodyLimit } from 'hono/body-limit';
 import type { Context } from 'hono';
 import type { AppEnv } from './env';
 import { requireAdmin, requireApiKey } from './lib/auth';
-import { errorBody } from './lib/envelope';
 import { ApiError, type ErrorCode, ERROR_STATUS } from './lib/errors';
-import { createRouter } from './lib/openapi';
+import { createRoute, z } from '@hono/zod-openapi';
+import { envelope, errorBody, ok } from './lib/envelope';
+import { createRouter, errorResponses, jsonResponse } from './lib/openapi';
 import { d1Session } from './lib/d1-session';
 import { requestId } from './lib/request-id';
 import { requestLog } from './lib/request-log';
@@ -72,8 +73,21 @@ export function createApp() {
   for (const path of ['/api-keys', '/orders']) app.use(`${API_PREFIX}${path}`, requireApiKey);
   app.use(`${API_PREFIX}/admin/*`, requireAdmin);
 
-  app.get('/', (c) => c.json({ success: true as const, data: { ...SERVICE, docs: `${API_PREFIX}/openapi.json` } }));
-  app.get(API_PREFIX, (c) => c.json({ success: true as const, data: { ...SERVICE, docs: `${API_PREFIX}/openapi.json` } }));
+  for (const path of ['/', API_PREFIX]) {
+    app.openapi(
+      createRoute({
+        method: 'get',
+        path,
+        tags: ['Service'],
+        summary: 'Service name and version',
+        responses: {
+          200: jsonResponse(envelope(z.object({ name: z.string(), version: z.string(), docs: z.string(), openapi: z.string() })), 'About the service'),
+          ...errorResponses(),
+        },
+      }),
+      (c) => c.json(ok({ ...SERVICE, docs: '/docs', openapi: `${API_PREFIX}/openapi.json` }), 200),
+    );
+  }
 
   app
     .route(`${API_PREFIX}/api-keys`, apiKeysRouter)

@@ -1,4 +1,4 @@
-import { SELF } from 'cloudflare:test';
+import { SELF } from './contract';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, BASE, call, expectError, newUser, type TestUser } from './helpers';
 

@@ -1,4 +1,4 @@
-import { SELF } from 'cloudflare:test';
+import { SELF } from './contract';
 import { describe, expect, it } from 'vitest';
 import { BASE, newProduct, newUser } from './helpers';
 

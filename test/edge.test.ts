@@ -1,6 +1,7 @@
-import { env, SELF } from 'cloudflare:test';
+import { env } from 'cloudflare:test';
+import { SELF } from './contract';
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../src/app';
+import { createCheckedApp } from './contract';
 import { BASE, buy, call, newProduct, newUser, restock } from './helpers';
 
 const setStockCount = (productId: number, count: number) =>
@@ -62,7 +63,7 @@ describe('public stock in the edge cache', () => {
   });
 
   it('with STOCK_CACHE_SECONDS=0 sends no-store and never caches', async () => {
-    const app = createApp();
+    const app = createCheckedApp();
     const uncached = { ...env, STOCK_CACHE_SECONDS: '0' };
     const product = await newProduct({ stock: 2 });
     const read = async () => app.request(`/api/v2/stock/${product.id}`, {}, uncached);

@@ -1,4 +1,4 @@
-import { SELF } from 'cloudflare:test';
+import { SELF } from './contract';
 import { expect } from 'vitest';
 
 export const BASE = 'http://localhost/api/v2';

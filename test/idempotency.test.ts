@@ -1,4 +1,5 @@
-import { env, SELF } from 'cloudflare:test';
+import { env } from 'cloudflare:test';
+import { SELF } from './contract';
 import { describe, expect, it } from 'vitest';
 import { runScheduledJobs } from '../src/services/jobs';
 import { BASE, balanceOf, call, expectError, fund, newProduct, newUser, type TestUser } from './helpers';

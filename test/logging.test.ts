@@ -1,9 +1,9 @@
 import { env } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createApp } from '../src/app';
+import { createCheckedApp } from './contract';
 import { newProduct, newUser } from './helpers';
 
-const app = createApp();
+const app = createCheckedApp();
 const logging = { ...env, LOG_REQUESTS: 'true' };
 
 function captureLogs() {

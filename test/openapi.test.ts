@@ -10,6 +10,8 @@ describe('OpenAPI document', () => {
     const paths = Object.keys(res.json.paths).sort();
     expect(paths).toEqual(
       [
+        '/',
+        '/api/v2',
         '/api/v2/admin/deposits/{id}/mark-paid',
         '/api/v2/admin/products',
         '/api/v2/admin/products/{id}',

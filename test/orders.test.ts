@@ -1,4 +1,5 @@
-import { env, SELF } from 'cloudflare:test';
+import { env } from 'cloudflare:test';
+import { SELF } from './contract';
 import { describe, expect, it } from 'vitest';
 import { balanceOf, BASE, buy, call, expectError, newProduct, newUser, restock, unique, type TestUser } from './helpers';
 

@@ -1,10 +1,11 @@
-import { env, SELF } from 'cloudflare:test';
+import { env } from 'cloudflare:test';
+import { SELF } from './contract';
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../src/app';
+import { createCheckedApp } from './contract';
 import { BASE, expectError, newUser } from './helpers';
 
 // The suite's limiters are generous; these tests swap in a real limiter of 3 requests a minute.
-const app = createApp();
+const app = createCheckedApp();
 const tiny = { ...env, API_KEY_RATE_LIMITER: env.TINY_RATE_LIMITER, PUBLIC_RATE_LIMITER: env.TINY_RATE_LIMITER };
 
 async function requestTiny(path: string, headers: Record<string, string> = {}) {

@@ -1,6 +1,7 @@
-import { env, SELF } from 'cloudflare:test';
+import { env } from 'cloudflare:test';
+import { SELF } from './contract';
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../src/app';
+import { createCheckedApp } from './contract';
 import { BASE, call, expectError, newProduct, unique } from './helpers';
 
 // Public stock: no credentials, CORS for any origin, short public caching with ETags.
@@ -292,7 +293,7 @@ describe('public stock at the edge', () => {
 
   it('sends Cache-Control: no-store when STOCK_CACHE_SECONDS is 0', async () => {
     const product = await newProduct({ stock: 1 });
-    const app = createApp();
+    const app = createCheckedApp();
     const res = await app.request(`/api/v2/stock/${product.id}`, {}, { ...env, STOCK_CACHE_SECONDS: '0' });
     expect(res.status).toBe(200);
     expect(res.headers.get('Cache-Control')).toBe('no-store');

@@ -35,9 +35,10 @@ const ERROR_DESCRIPTIONS = {
 
 export type ErrorStatus = keyof typeof ERROR_DESCRIPTIONS;
 
+/** The route's own error statuses, plus the two any route can answer: a body over the limit, an unexpected error. */
 export function errorResponses(...statuses: ErrorStatus[]) {
   return Object.fromEntries(
-    statuses.map((status) => [status, jsonResponse(ErrorBody, ERROR_DESCRIPTIONS[status])]),
+    [...new Set<ErrorStatus>([...statuses, 413, 500])].map((status) => [status, jsonResponse(ErrorBody, ERROR_DESCRIPTIONS[status])]),
   ) as Record<ErrorStatus, ReturnType<typeof jsonResponse<typeof ErrorBody>>>;
 }
 

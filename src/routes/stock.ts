@@ -47,7 +47,8 @@ const publicCaching = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 const tags = ['Stock'];
-const responses404 = errorResponses(404, 422, 429);
+const notModified = { 304: { description: 'Not modified (If-None-Match matched the ETag)' } };
+const responses404 = { ...notModified, ...errorResponses(404, 422, 429) };
 
 export const stockRouter = createRouter();
 // A 304 keeps the CORS header: the etag middleware would otherwise strip it and browsers could not read the 304.
@@ -63,6 +64,7 @@ stockRouter
       summary: 'Stock of every active product',
       responses: {
         200: jsonResponse(envelope(z.array(StockEntry)).extend({ timestamp: z.string() }), 'All active products'),
+        ...notModified,
         ...errorResponses(429),
       },
     }),
@@ -80,7 +82,7 @@ stockRouter
       tags,
       summary: 'Bulk stock check',
       request: { query: CheckQuery },
-      responses: { 200: jsonResponse(envelope(z.array(BulkCheckEntry)), 'Counts in the order asked'), ...errorResponses(422, 429) },
+      responses: { 200: jsonResponse(envelope(z.array(BulkCheckEntry)), 'Counts in the order asked'), ...notModified, ...errorResponses(422, 429) },
     }),
     async (c) => {
       const counts = await checkStock(c.var.db, c.req.valid('query').ids);
@@ -93,7 +95,7 @@ stockRouter
       path: '/categories',
       tags,
       summary: 'Stock per category',
-      responses: { 200: jsonResponse(envelope(z.array(CategoryEntry)), 'Categories'), ...errorResponses(429) },
+      responses: { 200: jsonResponse(envelope(z.array(CategoryEntry)), 'Categories'), ...notModified, ...errorResponses(429) },
     }),
     async (c) => {
       const rows = await stockByCategory(c.var.db);
