@@ -89,7 +89,7 @@ export function createApp() {
     );
   }
 
-  app
+  const api = app
     .route(`${API_PREFIX}/api-keys`, apiKeysRouter)
     .route(`${API_PREFIX}/user`, userRouter)
     .route(`${API_PREFIX}/stock`, stockRouter)
@@ -115,5 +115,8 @@ export function createApp() {
 
   app.notFound((c) => renderError(new ApiError('NOT_FOUND', 'No such route.'), c));
   app.onError(renderError);
-  return app;
+  return api;
 }
+
+/** The typed route tree, for `hc<AppType>` (src/client.ts). */
+export type AppType = ReturnType<typeof createApp>;

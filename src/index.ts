@@ -11,5 +11,3 @@ export default {
     console.log(JSON.stringify({ level: 'info', msg: 'scheduled jobs', cron: controller.cron, ...report }));
   },
 } satisfies ExportedHandler<Bindings>;
-
-export type AppType = typeof app;

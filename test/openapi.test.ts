@@ -42,3 +42,20 @@ describe('OpenAPI document', () => {
     );
   });
 });
+
+describe('OpenAPI document details', () => {
+  it('documents security schemes, the idempotency header and every error code of the contract', async () => {
+    const doc = (await call('/openapi.json')).json;
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['AdminBearer', 'ApiKeyHeader', 'ApiKeyQuery', 'WebhookSignature']);
+    expect(doc.components.securitySchemes.ApiKeyHeader).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-API-Key' });
+    expect(doc.components.securitySchemes.ApiKeyQuery).toMatchObject({ type: 'apiKey', in: 'query', name: 'api_key' });
+    for (const [path, method] of [['/api/v2/orders', 'post'], ['/api/v2/orders/{id}/cancel', 'post'], ['/api/v2/wallet/deposit', 'post']]) {
+      expect(doc.paths[path][method].parameters.map((p: { name: string }) => p.name)).toContain('Idempotency-Key');
+    }
+    for (const code of ['UNAUTHORIZED', 'API_KEY_LIMIT_REACHED', 'NOT_FOUND', 'VALIDATION_FAILED', 'INSUFFICIENT_BALANCE', 'INSUFFICIENT_STOCK',
+      'INVALID_PACK_SIZE', 'PRODUCT_UNAVAILABLE', 'ORDER_NOT_CANCELLABLE', 'IDEMPOTENCY_KEY_REUSED', 'RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'INTERNAL_ERROR']) {
+      expect(doc.info.description).toContain(code);
+    }
+    expect(Object.keys(doc.paths['/api/v2/orders'].post.responses).sort()).toEqual(['201', '400', '401', '404', '413', '422', '429', '500']);
+  });
+});

@@ -54,13 +54,14 @@ export const IdParams = z.object({ id: pathId('id') });
 
 export const securedByApiKey: Array<Record<string, string[]>> = [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }];
 
-/** Documents the optional `Idempotency-Key` header; src/lib/idempotency.ts validates and applies it. */
-export const IdempotencyHeaders = z.object({
-  'Idempotency-Key': z
-    .string()
-    .optional()
-    .openapi({
-      description: '1..255 printable characters. Same key and same request within 24 h replays the first response.',
-      example: 'order-2026-11-21-0001',
-    }),
-});
+/**
+ * Documents the optional `Idempotency-Key` header (as a plain parameter, so typed clients need not pass it);
+ * src/lib/idempotency.ts validates and applies it.
+ */
+export const idempotencyKeyParameter = {
+  name: 'Idempotency-Key',
+  in: 'header' as const,
+  required: false,
+  description: '1..255 printable characters. Same key and same request within 24 h replays the first response.',
+  schema: { type: 'string' as const, minLength: 1, maxLength: 255, example: 'order-2026-11-21-0001' },
+};

@@ -4,7 +4,7 @@ import { centsToAmount } from '../lib/money';
 import type { OrderRow } from '../db/schema';
 import { idempotent } from '../lib/idempotency';
 import { purgeStock } from '../lib/stock-cache';
-import { createRouter, errorResponses, IdempotencyHeaders, IdParams, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
+import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
 import { cancelOrder, getOrder, listOrders, purchase, type OrderWithItems as PlacedOrder } from '../services/orders';
 import { Order, OrderWithItems, presentOrder, presentOrderWithItems } from './representations';
@@ -50,7 +50,8 @@ export const ordersRouter = createRouter()
       tags,
       summary: 'Buy a product: debits the wallet and delivers the items in the response',
       security: securedByApiKey,
-      request: { headers: IdempotencyHeaders, body: jsonBody(PurchaseBody) },
+      parameters: [idempotencyKeyParameter],
+      request: { body: jsonBody(PurchaseBody) },
       responses: {
         201: jsonResponse(envelope(OrderWithItems), 'Order created; items delivered'),
         ...errorResponses(400, 401, 404, 422, 429),
@@ -91,7 +92,8 @@ export const ordersRouter = createRouter()
       tags,
       summary: 'Cancel a pending order; the full amount is refunded to the wallet',
       security: securedByApiKey,
-      request: { params: IdParams, headers: IdempotencyHeaders },
+      parameters: [idempotencyKeyParameter],
+      request: { params: IdParams },
       responses: {
         200: jsonResponse(
           envelope(z.object({ refunded_amount: z.number(), order: Order })),

@@ -50,12 +50,13 @@ const tags = ['Stock'];
 const notModified = { 304: { description: 'Not modified (If-None-Match matched the ETag)' } };
 const responses404 = { ...notModified, ...errorResponses(404, 422, 429) };
 
-export const stockRouter = createRouter();
 // A 304 keeps the CORS header: the etag middleware would otherwise strip it and browsers could not read the 304.
 const etagKeepingCors = etag({ retainedHeaders: [...RETAINED_304_HEADERS, 'access-control-allow-origin'] });
-stockRouter.use('*', cors({ origin: '*', allowMethods: ['GET', 'HEAD', 'OPTIONS'], maxAge: 86400 }), limitByClientIp, stockCache, etagKeepingCors, publicCaching);
 
-stockRouter
+const publicStock = createRouter();
+publicStock.use('*', cors({ origin: '*', allowMethods: ['GET', 'HEAD', 'OPTIONS'], maxAge: 86400 }), limitByClientIp, stockCache, etagKeepingCors, publicCaching);
+
+export const stockRouter = publicStock
   .openapi(
     createRoute({
       method: 'get',

@@ -4,7 +4,7 @@ import { envelope, ok } from '../lib/envelope';
 import { centsToAmount } from '../lib/money';
 import type { DepositRow } from '../db/schema';
 import { idempotent } from '../lib/idempotency';
-import { createRouter, errorResponses, IdempotencyHeaders, IdParams, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
+import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
 import { usdAmount } from '../lib/validation';
 import { createDeposit, getDeposit, listDeposits } from '../services/deposits';
@@ -79,7 +79,8 @@ export const walletRouter = createRouter()
       tags,
       summary: 'Create a deposit through a payment gateway',
       security: securedByApiKey,
-      request: { headers: IdempotencyHeaders, body: jsonBody(DepositBody) },
+      parameters: [idempotencyKeyParameter],
+      request: { body: jsonBody(DepositBody) },
       responses: { 200: jsonResponse(envelope(CreatedDeposit), 'Pending deposit; pay at payment_url'), ...errorResponses(401, 422, 429) },
     }),
     async (c) => {
