@@ -59,32 +59,31 @@ export async function createDeposit(
   return deposit;
 }
 
-/** Pending deposits past their expiry read as expired: the scheduled job also does this, reads don't wait for it. */
-const expireOverdue = (d1: Db, userId: number) => {
-  const now = isoNow();
-  return getDb(d1).run(sql`UPDATE deposits SET status = 'expired', updated_at = ${now}
-                           WHERE user_id = ${userId} AND status = 'pending' AND expires_at <= ${now}`);
-};
+/**
+ * A pending deposit past its expiry reads as expired at once; the scheduled job writes the status later. Reads stay
+ * reads (no write on the replica-friendly path), and a late payment is still accepted either way.
+ */
+const asOfNow = (deposit: DepositRow, now = isoNow()): DepositRow =>
+  deposit.status === 'pending' && deposit.expiresAt <= now ? { ...deposit, status: 'expired' } : deposit;
 
 export async function listDeposits(d1: Db, userId: number, page: Page) {
   const db = getDb(d1);
   const { limit, offset } = pageWindow(page);
-  await expireOverdue(d1, userId);
   const [rows, [{ total }]] = await db.batch([
     db.select().from(deposits).where(eq(deposits.userId, userId)).orderBy(desc(deposits.createdAt), desc(deposits.id)).limit(limit).offset(offset),
     db.select({ total: count() }).from(deposits).where(eq(deposits.userId, userId)),
   ]);
-  return { rows, total };
+  const now = isoNow();
+  return { rows: rows.map((row) => asOfNow(row, now)), total };
 }
 
 export async function getDeposit(d1: Db, userId: number, depositId: number): Promise<DepositRow> {
-  await expireOverdue(d1, userId);
   const [deposit] = await getDb(d1)
     .select()
     .from(deposits)
     .where(and(eq(deposits.id, depositId), eq(deposits.userId, userId)));
   if (!deposit) throw notFound('Deposit');
-  return deposit;
+  return asOfNow(deposit);
 }
 
 /**
