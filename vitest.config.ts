@@ -12,7 +12,12 @@ export default defineConfig({
           GATEWAY_ONE_WEBHOOK_SECRET: 'test-secret-one',
           GATEWAY_TWO_WEBHOOK_SECRET: 'test-secret-two',
           GATEWAY_THREE_WEBHOOK_SECRET: 'test-secret-three',
+          // Every var is pinned here, so a developer's .dev.vars never changes what the tests see.
           PAYMENT_BASE_URL: 'http://localhost:8787',
+          DEV_CHECKOUT: 'true',
+          ORDER_HOLD_HOURS: '24',
+          DEPOSIT_TTL_MINUTES: '60',
+          STOCK_CACHE_SECONDS: '10',
           // One log line per request would bury test output; test/logging.test.ts turns it on.
           LOG_REQUESTS: 'false',
         },

@@ -1,4 +1,4 @@
-import { SELF as WORKER } from 'cloudflare:test';
+import { createExecutionContext, SELF as WORKER, waitOnExecutionContext } from 'cloudflare:test';
 import { createApp } from '../src/app';
 import type { Bindings } from '../src/env';
 import { ERROR_STATUS } from '../src/lib/errors';
@@ -129,8 +129,10 @@ export const SELF = {
 export function createCheckedApp() {
   const app = createApp();
   return {
-    async request(path: string, init: RequestInit = {}, env: Partial<Bindings> & Record<string, unknown> = {}): Promise<Response> {
-      const response = await app.request(path, init, env);
+    async request(path: string, init: RequestInit = {}, env: Partial<Bindings> | Record<string, unknown> = {}): Promise<Response> {
+      const ctx = createExecutionContext();
+      const response = await app.request(path, init, env, ctx);
+      await waitOnExecutionContext(ctx);
       await assertContract(init.method ?? 'GET', new URL(path, 'http://localhost').href, response);
       return response;
     },

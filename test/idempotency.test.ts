@@ -80,6 +80,19 @@ describe('Idempotency-Key on POST /orders', () => {
     expect(await balanceOf(user)).toBe(97);
   });
 
+  it('concurrent same-key purchases of the last item all answer the first response, never the loser\'s 400', async () => {
+    // The losers may find the stock gone before they see the key's record: they must still replay the winner.
+    for (let round = 0; round < 8; round++) {
+      const user = await newUser({ balance: 10 });
+      const product = await newProduct({ price: 1, stock: 1 });
+      const key = newKey();
+      const results = await Promise.all(Array.from({ length: 5 }, () => post(user, '/orders', { product_id: product.id, quantity: 1 }, key)));
+      expect(results.map((r) => r.status)).toEqual(Array(5).fill(201));
+      expect(new Set(results.map((r) => r.text)).size).toBe(1);
+      expect(await countOrders(user.id)).toBe(1);
+    }
+  });
+
   it('remembers nothing for a failed request: the same key may be retried', async () => {
     const user = await newUser({ balance: 1 });
     const product = await newProduct({ price: 2, stock: 5 });

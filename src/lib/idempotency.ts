@@ -86,8 +86,10 @@ export async function idempotent<T extends object, S extends ContentfulStatusCod
     await storeResponse(d1, userId, key, status, text);
     return typed(jsonResponse(c, status, text, false));
   } catch (err) {
-    // Another request with this key committed its effect first; ours rolled back whole.
-    if (!isUniqueViolation(err, 'idempotency_keys.idempotency_key')) throw err;
+    // Another request with this key committed its effect first: ours either rolled back whole (the key's unique
+    // index) or found nothing left to do (its stock or balance was just taken by that very request, an order already
+    // cancelled). Either way it changed nothing, and the key now answers with the first request's response.
+    if (!(err instanceof ApiError) && !isUniqueViolation(err, 'idempotency_keys.idempotency_key')) throw err;
     const winner = await findLiveRecord(d1, userId, key, isoNow());
     if (!winner) throw err;
     return replay(winner);
