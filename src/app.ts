@@ -5,8 +5,8 @@ import type { AppEnv } from './env';
 import { requireAdmin, requireApiKey } from './lib/auth';
 import { ApiError, type ErrorCode, ERROR_STATUS } from './lib/errors';
 import { createRoute, z } from '@hono/zod-openapi';
-import { envelope, errorBody, ok } from './lib/envelope';
-import { createRouter, errorResponses, jsonResponse } from './lib/openapi';
+import { envelope, errorBody, ErrorBody, ok } from './lib/envelope';
+import { createRouter, errorResponses, jsonResponse, pathId } from './lib/openapi';
 import { d1Session } from './lib/d1-session';
 import { requestId } from './lib/request-id';
 import { requestLog } from './lib/request-log';
@@ -15,6 +15,7 @@ import { apiKeysRouter } from './routes/api-keys';
 import { ordersRouter } from './routes/orders';
 import { stockRouter } from './routes/stock';
 import { userRouter } from './routes/user';
+import { DepositStatus } from './routes/representations';
 import { walletRouter } from './routes/wallet';
 import { webhooksRouter } from './routes/webhooks';
 import { createCheckoutRouter } from './routes/checkout';
@@ -52,6 +53,49 @@ export function renderError(err: Error, c: Context<AppEnv>) {
   }
   for (const [name, value] of Object.entries(apiError.headers ?? {})) c.header(name, value);
   return c.json(errorBody(apiError.code, apiError.message, apiError.errors), apiError.status);
+}
+
+const html = (description: string) => ({ description, content: { 'text/html': { schema: { type: 'string' as const } } } });
+
+/** The pages beside the API, documented too so that every response the service gives is described. */
+function registerPagesOutsideTheApi(app: ReturnType<typeof createRouter>) {
+  const registry = app.openAPIRegistry;
+  const tags = ['Pages'];
+  registry.registerPath({
+    method: 'get',
+    path: `${API_PREFIX}/openapi.json`,
+    tags,
+    summary: 'This OpenAPI document',
+    responses: { 200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } } } },
+  });
+  registry.registerPath({ method: 'get', path: '/docs', tags, summary: 'Interactive API reference', responses: { 200: html('Swagger UI') } });
+  for (const [asset, type] of [['swagger-ui-bundle.js', 'text/javascript'], ['swagger-ui.css', 'text/css']]) {
+    registry.registerPath({
+      method: 'get',
+      path: `/docs/${asset}`,
+      tags,
+      summary: 'Asset of the reference page, served by the worker',
+      responses: { 200: { description: asset, content: { [type]: { schema: { type: 'string' } } } } },
+    });
+  }
+  const depositParam = z.object({ deposit_id: pathId('deposit_id') });
+  const notServed = { 404: jsonResponse(ErrorBody, 'Unknown deposit, or DEV_CHECKOUT is off (production)') };
+  registry.registerPath({
+    method: 'get',
+    path: '/pay/{deposit_id}',
+    tags,
+    summary: 'Development checkout page (only with DEV_CHECKOUT=true)',
+    request: { params: depositParam },
+    responses: { 200: html('Checkout page'), ...notServed },
+  });
+  registry.registerPath({
+    method: 'post',
+    path: '/pay/{deposit_id}/{outcome}',
+    tags,
+    summary: 'Development checkout buttons: the server signs and delivers the gateway webhook (DEV_CHECKOUT=true only)',
+    request: { params: depositParam.extend({ outcome: z.enum(['pay', 'fail']).openapi({ param: { name: 'outcome', in: 'path' } }) }) },
+    responses: { ...errorResponses(400, 401, 404, 422), 200: jsonResponse(envelope(DepositStatus), 'What the webhook answered') },
+  });
 }
 
 export function createApp() {
@@ -100,6 +144,7 @@ export function createApp() {
   app.route('/pay', createCheckoutRouter((request, env, ctx) => app.fetch(request, env, ctx)));
   app.route('/docs', createDocsRouter(`${API_PREFIX}/openapi.json`));
 
+  registerPagesOutsideTheApi(app);
   app.openAPIRegistry.registerComponent('securitySchemes', 'ApiKeyHeader', { type: 'apiKey', in: 'header', name: 'X-API-Key' });
   app.openAPIRegistry.registerComponent('securitySchemes', 'ApiKeyQuery', { type: 'apiKey', in: 'query', name: 'api_key' });
   app.openAPIRegistry.registerComponent('securitySchemes', 'AdminBearer', { type: 'http', scheme: 'bearer' });

@@ -1,4 +1,4 @@
-import { SELF } from 'cloudflare:test';
+import { SELF } from './contract';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, BASE, buy, call, hmacSha256Hex, newDeposit, newProduct, newUser, WEBHOOK_SECRETS, type TestUser } from './helpers';

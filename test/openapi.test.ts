@@ -11,6 +11,12 @@ describe('OpenAPI document', () => {
     expect(paths).toEqual(
       [
         '/',
+        '/docs',
+        '/docs/swagger-ui-bundle.js',
+        '/docs/swagger-ui.css',
+        '/pay/{deposit_id}',
+        '/pay/{deposit_id}/{outcome}',
+        '/api/v2/openapi.json',
         '/api/v2',
         '/api/v2/admin/deposits/{id}/mark-paid',
         '/api/v2/admin/products',

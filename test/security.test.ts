@@ -1,4 +1,5 @@
-import { createExecutionContext, env, SELF, waitOnExecutionContext } from 'cloudflare:test';
+import { createExecutionContext, env, waitOnExecutionContext } from 'cloudflare:test';
+import { SELF } from './contract';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApp } from '../src/app';
 import { ADMIN_TOKEN, BASE, buy, call, expectError, newDeposit, newProduct, newUser, signedWebhook, unique, type TestUser } from './helpers';

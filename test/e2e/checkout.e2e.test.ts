@@ -1,6 +1,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { browserAvailable, launchBrowser } from './browser';
+import { contractFetch } from './checked-fetch';
 
 async function json(res: Response) {
   const body = await res.json();
@@ -10,6 +11,7 @@ async function json(res: Response) {
 
 describe.runIf(browserAvailable)('local checkout page in a real browser', () => {
   const server = inject('devServer');
+  const fetch = contractFetch(server.api);
   let browser: Browser;
 
   beforeAll(async () => {

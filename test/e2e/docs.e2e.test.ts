@@ -2,8 +2,10 @@ import { parse, validate } from '@readme/openapi-parser';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { browserAvailable, launchBrowser } from './browser';
+import { contractFetch } from './checked-fetch';
 
 const server = inject('devServer');
+const fetch = contractFetch(server.api);
 
 describe('the OpenAPI document', () => {
   it('is a valid OpenAPI 3.1 document (checked by a real validator)', async () => {
