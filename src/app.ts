@@ -1,13 +1,12 @@
-import { HTTPException } from 'hono/http-exception';
-import { bodyLimit } from 'hono/body-limit';
 import type { Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { HTTPException } from 'hono/http-exception';
 import type { AppEnv } from './env';
 import { requireAdmin, requireApiKey } from './lib/auth';
-import { ApiError, type ErrorCode, ERROR_STATUS } from './lib/errors';
-import { createRoute, z } from '@hono/zod-openapi';
-import { envelope, errorBody, ErrorBody, ok } from './lib/envelope';
-import { createRouter, errorResponses, jsonResponse, pathId } from './lib/openapi';
 import { d1Session } from './lib/d1-session';
+import { errorBody } from './lib/envelope';
+import { ApiError } from './lib/errors';
+import { createRouter } from './lib/openapi';
 import { requestId } from './lib/request-id';
 import { requestLog } from './lib/request-log';
 import { adminRouter } from './routes/admin';
@@ -15,14 +14,11 @@ import { apiKeysRouter } from './routes/api-keys';
 import { ordersRouter } from './routes/orders';
 import { stockRouter } from './routes/stock';
 import { userRouter } from './routes/user';
-import { DepositStatus } from './routes/representations';
 import { walletRouter } from './routes/wallet';
 import { webhooksRouter } from './routes/webhooks';
 import { createCheckoutRouter } from './routes/checkout';
 import { createDocsRouter } from './routes/docs';
-
-export const API_PREFIX = '/api/v2';
-export const SERVICE = { name: 'stock-wallet-api', version: '2.0' };
+import { API_PREFIX, registerDocument, registerServiceInfo } from './routes/service';
 
 const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_STOCK_UPLOAD_BYTES = 16 * 1024 * 1024;
@@ -55,49 +51,6 @@ export function renderError(err: Error, c: Context<AppEnv>) {
   return c.json(errorBody(apiError.code, apiError.message, apiError.errors), apiError.status);
 }
 
-const html = (description: string) => ({ description, content: { 'text/html': { schema: { type: 'string' as const } } } });
-
-/** The pages beside the API, documented too so that every response the service gives is described. */
-function registerPagesOutsideTheApi(app: ReturnType<typeof createRouter>) {
-  const registry = app.openAPIRegistry;
-  const tags = ['Pages'];
-  registry.registerPath({
-    method: 'get',
-    path: `${API_PREFIX}/openapi.json`,
-    tags,
-    summary: 'This OpenAPI document',
-    responses: { 200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } } } },
-  });
-  registry.registerPath({ method: 'get', path: '/docs', tags, summary: 'Interactive API reference', responses: { 200: html('Swagger UI') } });
-  for (const [asset, type] of [['swagger-ui-bundle.js', 'text/javascript'], ['swagger-ui.css', 'text/css']]) {
-    registry.registerPath({
-      method: 'get',
-      path: `/docs/${asset}`,
-      tags,
-      summary: 'Asset of the reference page, served by the worker',
-      responses: { 200: { description: asset, content: { [type]: { schema: { type: 'string' } } } } },
-    });
-  }
-  const depositParam = z.object({ deposit_id: pathId('deposit_id') });
-  const notServed = { 404: jsonResponse(ErrorBody, 'Unknown deposit, or DEV_CHECKOUT is off (production)') };
-  registry.registerPath({
-    method: 'get',
-    path: '/pay/{deposit_id}',
-    tags,
-    summary: 'Development checkout page (only with DEV_CHECKOUT=true)',
-    request: { params: depositParam },
-    responses: { 200: html('Checkout page'), ...notServed },
-  });
-  registry.registerPath({
-    method: 'post',
-    path: '/pay/{deposit_id}/{outcome}',
-    tags,
-    summary: 'Development checkout buttons: the server signs and delivers the gateway webhook (DEV_CHECKOUT=true only)',
-    request: { params: depositParam.extend({ outcome: z.enum(['pay', 'fail']).openapi({ param: { name: 'outcome', in: 'path' } }) }) },
-    responses: { ...errorResponses(400, 401, 404, 422), 200: jsonResponse(envelope(DepositStatus), 'What the webhook answered') },
-  });
-}
-
 export function createApp() {
   const app = createRouter();
 
@@ -117,21 +70,7 @@ export function createApp() {
   for (const path of ['/api-keys', '/orders']) app.use(`${API_PREFIX}${path}`, requireApiKey);
   app.use(`${API_PREFIX}/admin/*`, requireAdmin);
 
-  for (const path of ['/', API_PREFIX]) {
-    app.openapi(
-      createRoute({
-        method: 'get',
-        path,
-        tags: ['Service'],
-        summary: 'Service name and version',
-        responses: {
-          200: jsonResponse(envelope(z.object({ name: z.string(), version: z.string(), docs: z.string(), openapi: z.string() })), 'About the service'),
-          ...errorResponses(),
-        },
-      }),
-      (c) => c.json(ok({ ...SERVICE, docs: '/docs', openapi: `${API_PREFIX}/openapi.json` }), 200),
-    );
-  }
+  registerServiceInfo(app);
 
   const api = app
     .route(`${API_PREFIX}/api-keys`, apiKeysRouter)
@@ -144,19 +83,7 @@ export function createApp() {
   app.route('/pay', createCheckoutRouter((request, env, ctx) => app.fetch(request, env, ctx)));
   app.route('/docs', createDocsRouter(`${API_PREFIX}/openapi.json`));
 
-  registerPagesOutsideTheApi(app);
-  app.openAPIRegistry.registerComponent('securitySchemes', 'ApiKeyHeader', { type: 'apiKey', in: 'header', name: 'X-API-Key' });
-  app.openAPIRegistry.registerComponent('securitySchemes', 'ApiKeyQuery', { type: 'apiKey', in: 'query', name: 'api_key' });
-  app.openAPIRegistry.registerComponent('securitySchemes', 'AdminBearer', { type: 'http', scheme: 'bearer' });
-  app.openAPIRegistry.registerComponent('securitySchemes', 'WebhookSignature', { type: 'apiKey', in: 'header', name: 'X-Signature' });
-  app.doc31(`${API_PREFIX}/openapi.json`, {
-    openapi: '3.1.0',
-    info: {
-      title: 'Wallet-Funded Digital Stock Service API',
-      version: SERVICE.version,
-      description: `Error codes: ${(Object.keys(ERROR_STATUS) as ErrorCode[]).map((code) => `${code} (${ERROR_STATUS[code]})`).join(', ')}.`,
-    },
-  });
+  registerDocument(app);
 
   app.notFound((c) => renderError(new ApiError('NOT_FOUND', 'No such route.'), c));
   app.onError(renderError);

@@ -1,0 +1,92 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { envelope, ErrorBody, ok } from '../lib/envelope';
+import { ERROR_STATUS, type ErrorCode } from '../lib/errors';
+import { createRouter, errorResponses, jsonResponse, pathId } from '../lib/openapi';
+import { DepositStatus } from './representations';
+
+// What the service says about itself: the info routes, and the OpenAPI document (security schemes, error codes and
+// the pages beside the API, so that every response the service gives is described).
+
+export const API_PREFIX = '/api/v2';
+export const SERVICE = { name: 'stock-wallet-api', version: '2.0' };
+
+type App = ReturnType<typeof createRouter>;
+
+export function registerServiceInfo(app: App) {
+  for (const path of ['/', API_PREFIX]) {
+    app.openapi(
+      createRoute({
+        method: 'get',
+        path,
+        tags: ['Service'],
+        summary: 'Service name and version',
+        responses: {
+          200: jsonResponse(envelope(z.object({ name: z.string(), version: z.string(), docs: z.string(), openapi: z.string() })), 'About the service'),
+          ...errorResponses(),
+        },
+      }),
+      (c) => c.json(ok({ ...SERVICE, docs: '/docs', openapi: `${API_PREFIX}/openapi.json` }), 200),
+    );
+  }
+}
+
+const html = (description: string) => ({ description, content: { 'text/html': { schema: { type: 'string' as const } } } });
+
+/** The pages beside the API, documented too so that every response the service gives is described. */
+function registerPagesOutsideTheApi(app: App) {
+  const registry = app.openAPIRegistry;
+  const tags = ['Pages'];
+  registry.registerPath({
+    method: 'get',
+    path: `${API_PREFIX}/openapi.json`,
+    tags,
+    summary: 'This OpenAPI document',
+    responses: { 200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } } } },
+  });
+  registry.registerPath({ method: 'get', path: '/docs', tags, summary: 'Interactive API reference', responses: { 200: html('Swagger UI') } });
+  for (const [asset, type] of [['swagger-ui-bundle.js', 'text/javascript'], ['swagger-ui.css', 'text/css']]) {
+    registry.registerPath({
+      method: 'get',
+      path: `/docs/${asset}`,
+      tags,
+      summary: 'Asset of the reference page, served by the worker',
+      responses: { 200: { description: asset, content: { [type]: { schema: { type: 'string' } } } } },
+    });
+  }
+  const depositParam = z.object({ deposit_id: pathId('deposit_id') });
+  const notServed = { 404: jsonResponse(ErrorBody, 'Unknown deposit, or DEV_CHECKOUT is off (production)') };
+  registry.registerPath({
+    method: 'get',
+    path: '/pay/{deposit_id}',
+    tags,
+    summary: 'Development checkout page (only with DEV_CHECKOUT=true)',
+    request: { params: depositParam },
+    responses: { 200: html('Checkout page'), ...notServed },
+  });
+  registry.registerPath({
+    method: 'post',
+    path: '/pay/{deposit_id}/{outcome}',
+    tags,
+    summary: 'Development checkout buttons: the server signs and delivers the gateway webhook (DEV_CHECKOUT=true only)',
+    request: { params: depositParam.extend({ outcome: z.enum(['pay', 'fail']).openapi({ param: { name: 'outcome', in: 'path' } }) }) },
+    responses: { ...errorResponses(400, 401, 404, 422), 200: jsonResponse(envelope(DepositStatus), 'What the webhook answered') },
+  });
+}
+
+/** Serves the OpenAPI 3.1 document at /api/v2/openapi.json. */
+export function registerDocument(app: App) {
+  registerPagesOutsideTheApi(app);
+  const registry = app.openAPIRegistry;
+  registry.registerComponent('securitySchemes', 'ApiKeyHeader', { type: 'apiKey', in: 'header', name: 'X-API-Key' });
+  registry.registerComponent('securitySchemes', 'ApiKeyQuery', { type: 'apiKey', in: 'query', name: 'api_key' });
+  registry.registerComponent('securitySchemes', 'AdminBearer', { type: 'http', scheme: 'bearer' });
+  registry.registerComponent('securitySchemes', 'WebhookSignature', { type: 'apiKey', in: 'header', name: 'X-Signature' });
+  app.doc31(`${API_PREFIX}/openapi.json`, {
+    openapi: '3.1.0',
+    info: {
+      title: 'Wallet-Funded Digital Stock Service API',
+      version: SERVICE.version,
+      description: `Error codes: ${(Object.keys(ERROR_STATUS) as ErrorCode[]).map((code) => `${code} (${ERROR_STATUS[code]})`).join(', ')}.`,
+    },
+  });
+}
