@@ -66,8 +66,9 @@ export function createApp() {
   app.use('*', (c, next) => (STOCK_UPLOAD_PATH.test(c.req.path) ? stockUploadBodyLimit : defaultBodyLimit)(c, next));
 
   app.use(`${API_PREFIX}/*`, d1Session);
+  // `/x/*` also matches `/x` itself in Hono, so this covers POST /orders and GET/POST /api-keys too. Registering the
+  // bare paths as well ran the middleware twice there: two key lookups and two rate-limit counts per request.
   for (const path of ['/api-keys', '/user', '/orders', '/wallet']) app.use(`${API_PREFIX}${path}/*`, requireApiKey);
-  for (const path of ['/api-keys', '/orders']) app.use(`${API_PREFIX}${path}`, requireApiKey);
   app.use(`${API_PREFIX}/admin/*`, requireAdmin);
 
   registerServiceInfo(app);

@@ -29,6 +29,15 @@ describe('rate limits', () => {
     expect((await requestTiny('/api/v2/wallet/balance', { 'X-API-Key': other.key })).status).toBe(200);
   });
 
+  it('counts a request on a bare collection path once (GET /orders, GET /api-keys)', async () => {
+    for (const path of ['/api/v2/orders', '/api/v2/api-keys']) {
+      const user = await newUser();
+      const statuses = [];
+      for (let i = 0; i < 4; i++) statuses.push((await requestTiny(path, { 'X-API-Key': user.key })).status);
+      expect(statuses).toEqual([200, 200, 200, 429]);
+    }
+  });
+
   it('limits public routes per client IP, each IP on its own', async () => {
     const ip = `198.51.100.${Math.floor(Math.random() * 250)}`;
     const statuses = [];
