@@ -1,0 +1,65 @@
+// The ceilings of `npm run bench`, served by the same runtime, harness and D1 database as the API under test, with
+// no framework, no middleware and no auth:
+//   GET  /empty      a small JSON body and nothing else: what the runtime costs per request (the read ceiling);
+//                    ?bytes=N answers an N-byte body instead (a ceiling for a response as big as GET /stock).
+//   POST /d1-write   one bound INSERT of one row into a bench-only table (created by the bench, never by the
+//                    migrations): what one D1 write costs (the write ceiling).
+// and the platform primitives the API's routes are made of, one call each, to explain the ratios:
+//   GET  /d1-read    one SELECT of one row by primary key (users.balance_cents).
+//   GET  /ratelimit  one call of the Rate Limiting binding (limits raised for the bench, as for the API).
+//   GET  /cache-hit  one caches.default.match that hits (an entry stored on first use; ?bytes=N for an N-byte body,
+//                    e.g. the size of GET /stock, else the empty worker's body).
+// This worker exists only in the bench: it is not part of the production bundle or of wrangler.toml.
+const CREATE_TABLE = 'CREATE TABLE IF NOT EXISTS bench_writes (id INTEGER PRIMARY KEY, note TEXT NOT NULL, created_at TEXT NOT NULL)';
+let tableCreated = false;
+const EMPTY = JSON.stringify({ success: true, data: {} });
+const json = { 'Content-Type': 'application/json' };
+// A JSON body of about `bytes` bytes (the empty worker's body when 0).
+// Large bodies are encoded once and kept as bytes, so a response costs what sending them costs, not re-encoding a string.
+const bodies = new Map();
+const bodyOf = (bytes) => {
+  if (bytes <= EMPTY.length) return EMPTY;
+  if (!bodies.has(bytes)) bodies.set(bytes, new TextEncoder().encode(JSON.stringify({ success: true, data: 'x'.repeat(bytes - 27) })));
+  return bodies.get(bytes);
+};
+const ok = (data, status = 200) => new Response(JSON.stringify({ success: true, data }), { status, headers: json });
+
+export default {
+  async fetch(request, env, ctx) {
+    const { pathname, origin, searchParams } = new URL(request.url);
+    switch (pathname) {
+      case '/empty':
+        return new Response(bodyOf(Number(searchParams.get('bytes') ?? 0)), { headers: json });
+      case '/d1-write': {
+        if (!tableCreated) {
+          // bench/run.mjs creates the table too; this serves other harnesses (bench/compare-harnesses.mjs)
+          await env.DB.prepare(CREATE_TABLE).run();
+          tableCreated = true;
+        }
+        const { meta } = await env.DB.prepare('INSERT INTO bench_writes (note, created_at) VALUES (?1, ?2)')
+          .bind('ceiling', new Date().toISOString())
+          .run();
+        return ok({ id: meta.last_row_id }, 201);
+      }
+      case '/d1-read': {
+        const row = await env.DB.prepare('SELECT balance_cents FROM users WHERE id = ?1').bind(1).first();
+        return ok(row);
+      }
+      case '/ratelimit': {
+        const { success } = await env.RATE_LIMITER.limit({ key: 'bench' });
+        return ok({ success });
+      }
+      case '/cache-hit': {
+        const bytes = Number(searchParams.get('bytes') ?? 0);
+        const key = new Request(`${origin}/cached-entry/${bytes}`);
+        const hit = await caches.default.match(key);
+        if (hit) return new Response(hit.body, hit);
+        const response = new Response(bodyOf(bytes), { headers: { ...json, 'Cache-Control': 'public, max-age=3600' } });
+        ctx.waitUntil(caches.default.put(key, response.clone()));
+        return response;
+      }
+      default:
+        return new Response(JSON.stringify({ success: false, code: 'NOT_FOUND' }), { status: 404, headers: json });
+    }
+  },
+};

@@ -1,0 +1,181 @@
+// `npm run bench -- --profile`: V8 CPU profiles of every isolate in the workerd process (the API, the local D1, the
+// Cache API and the rate limiter are each an isolate, all on workerd's one thread) while a case runs, through
+// workerd's inspector. It answers "where does the thread's time go": per isolate, and within the API per source
+// module (each middleware is a file in src/lib) and per function.
+import { readFileSync } from 'node:fs';
+
+const ISOLATES = {
+  'core:user:api': 'API worker',
+  'core:user:api-nocache': 'API worker (no cache)',
+  'core:user:ceiling': 'ceiling worker',
+  'd1:db': 'local D1 (Durable Object + SQLite)',
+  'd1:db:entry': 'local D1 entry worker',
+  'ratelimit:ns': 'local rate limiter (Durable Object + SQLite)',
+  'ratelimit:ns:entry': 'local rate limiter entry worker',
+  'cache:cache': 'local Cache API (Durable Object)',
+};
+const isolateName = (id) => ISOLATES[id] ?? (id.startsWith('cache:') ? `local Cache API entry (${id})` : id);
+const PROFILED = (id) => !/^(outbound:|core:entry$|MINIFLARE_|email:)/.test(id);
+
+/** Module of each line of an esbuild bundle, from the `// path` comments it puts before every module. */
+export function bundleModules(bundlePath) {
+  const lines = readFileSync(bundlePath, 'utf8').split('\n');
+  const starts = [];
+  lines.forEach((line, i) => {
+    // esbuild names modules relative to the config's directory: keep the part from src/, bench/ or node_modules/ on.
+    const m = /^\/\/ (?:\S*?\/)?((?:src|bench|node_modules)\/\S+)$/.exec(line);
+    if (m) starts.push([i, m[1]]);
+  });
+  return (line) => {
+    let lo = 0;
+    let hi = starts.length - 1;
+    let found = '(bundle prelude)';
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (starts[mid][0] <= line) {
+        found = starts[mid][1];
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    return found;
+  };
+}
+
+/** The component a bundle module belongs to: a src file, or an npm package. */
+function component(module) {
+  if (module.startsWith('src/')) return module;
+  const m = /^node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(module);
+  return m ? m[1] : module;
+}
+
+class Session {
+  constructor(url) {
+    this.ws = new WebSocket(url);
+    this.id = 0;
+    this.pending = new Map();
+    this.ws.addEventListener('message', (event) => {
+      const msg = JSON.parse(event.data);
+      const p = this.pending.get(msg.id);
+      if (!p) return;
+      this.pending.delete(msg.id);
+      if (msg.error) p.reject(new Error(msg.error.message));
+      else p.resolve(msg.result);
+    });
+  }
+  open() {
+    return new Promise((resolve, reject) => {
+      this.ws.addEventListener('open', resolve, { once: true });
+      this.ws.addEventListener('error', reject, { once: true });
+    });
+  }
+  send(method, params = {}) {
+    const id = ++this.id;
+    this.ws.send(JSON.stringify({ id, method, params }));
+    return new Promise((resolve, reject) => this.pending.set(id, { resolve, reject }));
+  }
+  close() {
+    this.ws.close();
+  }
+}
+
+export async function startProfiling(inspectorPort) {
+  const targets = await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json();
+  const sessions = [];
+  for (const t of targets) {
+    if (!PROFILED(t.id)) continue;
+    const s = new Session(t.webSocketDebuggerUrl);
+    await s.open();
+    await s.send('Profiler.enable');
+    await s.send('Profiler.setSamplingInterval', { interval: 200 });
+    await s.send('Profiler.start');
+    sessions.push({ id: t.id, s });
+  }
+  return async function stop() {
+    const profiles = {};
+    for (const { id, s } of sessions) {
+      const { profile } = await s.send('Profiler.stop');
+      await s.send('Profiler.disable');
+      s.close();
+      profiles[id] = profile;
+    }
+    return profiles;
+  };
+}
+
+const IDLE = '(idle)';
+
+/**
+ * Summary of the profiles of one case. The isolates' samplers take turns on workerd's one thread, so what a profile
+ * measures reliably is the share of samples: per isolate (of all busy samples), and within the API isolate per
+ * source component and per function. `workerdUsPerRequest` (CPU of the workerd process per request, from /proc)
+ * turns shares into estimated microseconds per request.
+ */
+export function summarise(profiles, requests, moduleOfLine, apiTarget, workerdUsPerRequest) {
+  const perIsolate = [];
+  let apiCounts = null;
+  for (const [id, profile] of Object.entries(profiles)) {
+    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+    let busy = 0;
+    const byComponent = new Map();
+    const byFunction = new Map();
+    for (const nodeId of profile.samples) {
+      const node = byId.get(nodeId);
+      const name = node.callFrame.functionName || '(anonymous)';
+      if (name === IDLE) continue;
+      busy++;
+      if (id !== apiTarget) continue;
+      const url = node.callFrame.url;
+      const module = url.endsWith('.js') && !url.includes(':') ? moduleOfLine(node.callFrame.lineNumber) : url || (name.startsWith('(') ? name : '(native)');
+      const comp = component(module);
+      byComponent.set(comp, (byComponent.get(comp) ?? 0) + 1);
+      const key = url ? `${name} (${module}:${node.callFrame.lineNumber + 1})` : name;
+      byFunction.set(key, (byFunction.get(key) ?? 0) + 1);
+    }
+    perIsolate.push({ id, isolate: isolateName(id), samples: busy });
+    if (id === apiTarget) apiCounts = { busy, byComponent, byFunction };
+  }
+  const total = perIsolate.reduce((s, i) => s + i.samples, 0);
+  const us = (share) => (workerdUsPerRequest === null ? null : share * workerdUsPerRequest);
+  const isolates = perIsolate
+    .filter((i) => i.samples > 0)
+    .map((i) => ({ ...i, share: i.samples / total, us_per_request: us(i.samples / total) }))
+    .sort((a, b) => b.samples - a.samples);
+  let api = null;
+  if (apiCounts && apiCounts.busy > 0) {
+    const apiShare = apiCounts.busy / total;
+    const top = (map, n) =>
+      [...map.entries()]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, n)
+        .map(([name, count]) => ({ name, share: count / apiCounts.busy, us_per_request: us((count / apiCounts.busy) * apiShare) }));
+    api = { components: top(apiCounts.byComponent, 15), functions: top(apiCounts.byFunction, 25) };
+  }
+  return { requests, workerd_us_per_request: workerdUsPerRequest, total_samples: total, isolates, api };
+}
+
+export function profileMarkdown(caseName, summary, wallSeconds) {
+  const us = (n) => (n === null || n === undefined ? '–' : Math.round(n).toLocaleString('en-US'));
+  const lines = [
+    `### ${caseName}`,
+    '',
+    `${summary.requests.toLocaleString('en-US')} requests in ${wallSeconds.toFixed(1)} s; workerd CPU ${us(summary.workerd_us_per_request)} µs per request; ${summary.total_samples.toLocaleString('en-US')} busy samples.`,
+    '',
+  ];
+  lines.push("| isolate (all on workerd's one thread) | share of samples | ≈ µs per request |", '|---|---:|---:|');
+  for (const i of summary.isolates) lines.push(`| ${i.isolate} | ${(i.share * 100).toFixed(1)}% | ${us(i.us_per_request)} |`);
+  if (summary.api) {
+    lines.push('', '| API isolate: self time by source | share of the isolate | ≈ µs per request |', '|---|---:|---:|');
+    for (const c of summary.api.components) lines.push(`| ${c.name} | ${(c.share * 100).toFixed(1)}% | ${us(c.us_per_request)} |`);
+    lines.push('', '| API isolate: top functions (self time) | share of the isolate | ≈ µs per request |', '|---|---:|---:|');
+    for (const f of summary.api.functions.slice(0, 15)) lines.push(`| \`${f.name.replaceAll('|', '\\|')}\` | ${(f.share * 100).toFixed(1)}% | ${us(f.us_per_request)} |`);
+  }
+  if (summary.d1?.requests) {
+    const per = (n) => (n / summary.d1.requests).toFixed(2);
+    lines.push('', `| D1 statements (${summary.d1.requests.toLocaleString('en-US')} requests) | per request | rows read per call | rows written per call |`, '|---|---:|---:|---:|');
+    for (const st of summary.d1.statements) {
+      const sql = st.sql.length > 160 ? `${st.sql.slice(0, 157)}...` : st.sql;
+      lines.push(`| \`${sql.replaceAll('|', '\\|')}\` | ${per(st.calls)} | ${(st.rows_read / st.calls).toFixed(1)} | ${(st.rows_written / st.calls).toFixed(1)} |`);
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}

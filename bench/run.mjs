@@ -1,0 +1,605 @@
+// `npm run bench [-- --quick] [options]`: builds the worker as deployed, runs it on workerd with a local D1 loaded
+// with realistic data, drives load from a separate process and reports throughput and latency per case against the
+// ceilings measured in the same run. See bench/README.md.
+//
+// Options:
+//   --quick              small data and seconds per case (what CI runs; results go to bench/results/quick.*)
+//   --connections N      concurrent connections per case (default 20; quick 10)
+//   --duration S         measured seconds per case (default 15; quick 2)
+//   --warmup S           warm-up seconds per case (default 3; quick 1)
+//   --host H, --port P   where the API listens (default 127.0.0.1:8810); the API without cache takes P + 1, the
+//                        ceiling worker P + 2
+//   --state-dir DIR      where the build and the local D1/cache/rate-limiter state go (default /dev/shm when it
+//                        exists, else the system temp dir; see bench/README.md)
+//   --cases a,b          only these cases (keys as in the JSON output; `scaling` for the smaller levels); for profiling
+//   --var NAME=VALUE     override a worker var for this run (e.g. LOG_REQUESTS=false); for profiling
+//   --out NAME           results file stem under bench/results (default latest; quick: quick)
+//   --without-ratelimits run the API without its Rate Limiting bindings (the app skips unbound limiters); for profiling
+//   --profile            CPU-profile every workerd isolate during each measured run (figures then carry the
+//                        profiler's overhead); writes bench/results/<out>.profile.md. Default out: profile
+//   --serve              load the data, then keep the workers running (no cases) until interrupted; for poking
+//                        around and profiling by hand. API keys of the bench users go to <work dir>/keys.txt
+//   --keep               keep the temporary build and database directory (printed at the end)
+import { spawn } from 'node:child_process';
+import { cpus, loadavg, release, tmpdir, totalmem, type } from 'node:os';
+import { accessSync, constants, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { parseArgs } from 'node:util';
+import { bestsellerCount, loadProducts, loadStockTo, loadUsers, migrate } from './data.mjs';
+import { buildWorker, loadWrangler, productionConfig, ROOT, startWorkers, versions } from './harness.mjs';
+import { items, markdownReport, scalingChart, scalingRows, SCALING_HEADERS, tableRows, targetRows, TARGET_HEADERS, textTable } from './report.mjs';
+import { bundleModules, profileMarkdown, startProfiling, summarise } from './profile.mjs';
+import { AUDIT_CHECKS } from '../src/services/audit.ts';
+
+const { values: opts } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    connections: { type: 'string' },
+    duration: { type: 'string' },
+    warmup: { type: 'string' },
+    host: { type: 'string', default: '127.0.0.1' },
+    port: { type: 'string', default: '8810' },
+    cases: { type: 'string' },
+    var: { type: 'string', multiple: true, default: [] },
+    out: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+    'state-dir': { type: 'string' },
+    profile: { type: 'boolean', default: false },
+    serve: { type: 'boolean', default: false },
+    'without-ratelimits': { type: 'boolean', default: false },
+  },
+});
+
+const QUICK = opts.quick;
+const PROFILE = QUICK
+  ? { products: 200, users: 50, levels: [1_000, 5_000, 20_000], connections: 10, warmup: 1, duration: 2 }
+  : { products: 10_000, users: 1_000, levels: [10_000, 100_000, 1_000_000], connections: 20, warmup: 3, duration: 15 };
+const CONNECTIONS = Number(opts.connections ?? PROFILE.connections);
+const SCALING_ROUNDS = 2; // runs of each scaling point (the best p50 counts)
+const WARMUP = Number(opts.warmup ?? PROFILE.warmup);
+const DURATION = Number(opts.duration ?? PROFILE.duration);
+const HOST = opts.host;
+const API_PORT = Number(opts.port);
+const NOCACHE_PORT = API_PORT + 1;
+const CEILING_PORT = API_PORT + 2;
+const BENCH_RATE_LIMIT = 1_000_000_000; // per 60 s: far above anything this machine can send
+const PROFILING = opts.profile;
+const OUT = opts.out ?? (PROFILING ? 'profile' : QUICK ? 'quick' : 'latest');
+const INSPECTOR_PORT = API_PORT + 9;
+const SERVE = opts.serve;
+const ONLY = opts.cases ? new Set(opts.cases.split(',')) : null;
+const EXTRA_VARS = Object.fromEntries(opts.var.map((v) => v.split(/=(.*)/s).slice(0, 2)));
+// Upper bound on requests one case can send (warm-up + measured): sizes the lists of distinct users, items, orders.
+const MAX_CASE_REQUESTS = Math.ceil(3_000 * (WARMUP + DURATION));
+const RESULTS_DIR = join(ROOT, 'bench', 'results');
+const LOAD_SCRIPT = join(ROOT, 'bench', 'load.mjs');
+const CEILING_SCRIPT = join(ROOT, 'bench', 'ceiling-worker.mjs');
+const API = '/api/v2';
+
+function isWritableDir(dir) {
+  try {
+    accessSync(dir, constants.W_OK);
+    return statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+const startedAt = Date.now();
+const loadavgStart = loadavg().map((n) => Number(n.toFixed(2)));
+const children = new Set();
+const STATE_ROOT = opts['state-dir'] ?? (isWritableDir('/dev/shm') ? '/dev/shm' : tmpdir());
+const work = mkdtempSync(join(STATE_ROOT, 'stock-wallet-bench-'));
+let mf = null;
+let cleaned = false;
+
+async function cleanup() {
+  if (cleaned) return;
+  cleaned = true;
+  for (const child of children) child.kill('SIGKILL');
+  if (mf) await mf.dispose().catch(() => {});
+  if (!opts.keep) rmSync(work, { recursive: true, force: true });
+}
+// Miniflare's own exit hook may end the process on a signal before the async cleanup is done: this one runs always.
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+  if (!opts.keep) rmSync(work, { recursive: true, force: true });
+});
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(signal, () => {
+    console.error(`\n${signal}: stopping the bench`);
+    cleanup().finally(() => process.exit(130));
+  });
+}
+
+const log = (message) => console.log(message);
+const secondsSince = (t) => (Date.now() - t) / 1000;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Progress bar (a text bar on a terminal, a line every 10% otherwise)
+
+function progress(label) {
+  const tty = process.stderr.isTTY;
+  let lastStep = -1;
+  const started = Date.now();
+  return (done, total) => {
+    const fraction = total === 0 ? 1 : done / total;
+    if (tty) {
+      const width = 30;
+      const filled = Math.round(fraction * width);
+      process.stderr.write(`\r  ${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(Math.floor(fraction * 100)).padStart(3)}% ${done.toLocaleString('en-US')}/${total.toLocaleString('en-US')}`);
+      if (done >= total) process.stderr.write(` (${secondsSince(started).toFixed(1)} s)\n`);
+    } else {
+      const step = Math.floor(fraction * 10);
+      if (step !== lastStep) {
+        lastStep = step;
+        process.stderr.write(`  ${label} ${String(step * 10).padStart(3)}% ${done.toLocaleString('en-US')}/${total.toLocaleString('en-US')}${done >= total ? ` (${secondsSince(started).toFixed(1)} s)` : ''}\n`);
+      }
+    }
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Worker logs: the API logs one JSON line per request; the bench counts them per case (cache hits, statuses) and
+// keeps the first unexpected errors for the report.
+
+let workerStats = null;
+const unexpectedLogs = [];
+function newWorkerStats() {
+  return { logged: 0, cache: {}, statuses: {}, error_logs: [] };
+}
+function onLog({ level, message }) {
+  if (message.startsWith('{')) {
+    let line;
+    try {
+      line = JSON.parse(message);
+    } catch {
+      line = null;
+    }
+    if (line?.msg === 'request') {
+      if (!workerStats) return;
+      workerStats.logged++;
+      if (line.cache) workerStats.cache[line.cache] = (workerStats.cache[line.cache] ?? 0) + 1;
+      workerStats.statuses[line.status] = (workerStats.statuses[line.status] ?? 0) + 1;
+      return;
+    }
+    if (line?.level === 'error') {
+      if (workerStats && workerStats.error_logs.length < 3) workerStats.error_logs.push(line);
+      else if (unexpectedLogs.length < 10) unexpectedLogs.push(line);
+      return;
+    }
+  }
+  if ((level === 'error' || level === 'warn') && unexpectedLogs.length < 10) unexpectedLogs.push({ level, message: message.slice(0, 500) });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Cases
+
+/** Run one case through bench/load.mjs in its own process; worker-side stats cover the measured run only. */
+// CPU accounting from /proc (Linux): what workerd (all its threads) and the whole machine spent during a measured run,
+// so each case also reports workerd CPU per request (robust to a busy machine) and how much CPU other processes took.
+let workerdPid;
+function findWorkerd() {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const m = /^\d+ \((.*)\) \S (\d+)/.exec(readFileSync(`/proc/${entry}/stat`, 'utf8'));
+      if (m && m[1] === 'workerd' && Number(m[2]) === process.pid) return Number(entry);
+    } catch {
+      // process gone
+    }
+  }
+  return null;
+}
+function cpuSnapshot() {
+  try {
+    workerdPid ??= findWorkerd();
+    const stat = readFileSync(`/proc/${workerdPid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const [, ...cpu] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+    const total = cpu.reduce((a, b) => a + b, 0);
+    const idle = cpu[3] + cpu[4];
+    return { workerd: Number(fields[11]) + Number(fields[12]), total, idle, steal: cpu[7] ?? 0, at: Date.now() };
+  } catch {
+    return null;
+  }
+}
+function cpuBetween(a, b, requests, ownMs) {
+  if (!a || !b) return null;
+  const tick = 10; // ms per clock tick (USER_HZ = 100)
+  const wall = b.at - a.at;
+  // busy = all non-idle time summed over cores, less steal (time the hypervisor gave to other machines)
+  const stealMs = (b.steal - a.steal) * tick;
+  const machineBusyMs = (b.total - a.total - (b.idle - a.idle)) * tick - stealMs;
+  const workerdMs = (b.workerd - a.workerd) * tick;
+  return {
+    workerd_cpu_ms: workerdMs,
+    workerd_cpu_us_per_request: requests ? (workerdMs * 1000) / requests : null,
+    workerd_cores: workerdMs / wall,
+    load_generator_cores: ownMs === null ? null : ownMs / wall,
+    // everything else on the machine (other processes, the bench's own Node process): the noise of this run
+    other_cores: Math.max(0, (machineBusyMs - workerdMs - (ownMs ?? 0)) / wall),
+    // CPU the hypervisor took away from this VM meanwhile
+    steal_cores: stealMs / wall,
+  };
+}
+
+const profiles = [];
+let moduleOfLine = null;
+let profiledTarget = {};
+let profiledCeiling = null;
+
+function runLoad(name, base, requests, { consume = false } = {}) {
+  const specFile = join(work, `case-${name.replace(/[^a-z0-9]+/gi, '_')}.json`);
+  writeFileSync(specFile, JSON.stringify({ url: base, connections: CONNECTIONS, warmupSeconds: WARMUP, durationSeconds: DURATION, consume, requests }));
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [LOAD_SCRIPT, specFile], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(child);
+    const killer = setTimeout(() => child.kill('SIGKILL'), (WARMUP + DURATION + 120) * 1000);
+    let stdout = '';
+    let stderr = '';
+    workerStats = newWorkerStats();
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+      if (stderr.includes('warmup done\n') && !child.measuring) {
+        child.measuring = true;
+        workerStats = newWorkerStats();
+        child.cpuStart = cpuSnapshot();
+        if (PROFILING) {
+          child.profiling = startProfiling(INSPECTOR_PORT);
+          if (base !== profiledCeiling) fetch(`${base}/__bench/statements`).catch(() => {}); // reset the warm-up's counts
+        }
+      }
+    });
+    child.on('exit', async (code, signal) => {
+      const cpuEnd = cpuSnapshot();
+      clearTimeout(killer);
+      children.delete(child);
+      const stats = workerStats;
+      workerStats = null;
+      if (code !== 0) return reject(new Error(`load for ${name} failed (${signal ?? `exit ${code}`}):\n${stderr.slice(-3000)}`));
+      const parsed = JSON.parse(stdout.trim().split('\n').pop());
+      const result = { ...parsed, worker: stats, cpu: cpuBetween(child.cpuStart, cpuEnd, parsed.requests, parsed.load_generator_cpu_ms ?? null) };
+      if (child.profiling) {
+        try {
+          const stop = await child.profiling;
+          const summary = summarise(await stop(), result.requests, moduleOfLine, profiledTarget[base], result.cpu?.workerd_cpu_us_per_request ?? null);
+          if (base !== profiledCeiling) summary.d1 = await (await fetch(`${base}/__bench/statements`)).json();
+          profiles.push({ name, summary, wall_s: result.duration_s });
+        } catch (err) {
+          return reject(err);
+        }
+      }
+      resolve(result);
+    });
+  });
+}
+
+const fmt = (r) =>
+  `${Math.round(r.rps).toLocaleString('en-US').padStart(7)} req/s  p50 ${String(r.latency_ms.p50).padStart(4)} ms  p99 ${String(r.latency_ms.p99).padStart(4)} ms  errors ${r.errors}` +
+  (r.cpu ? `  workerd ${Math.round(r.cpu.workerd_cpu_us_per_request)} µs/req (${r.cpu.workerd_cores.toFixed(2)} cores), client ${r.cpu.load_generator_cores?.toFixed(2)}, others ${r.cpu.other_cores.toFixed(2)}, steal ${r.cpu.steal_cores.toFixed(2)}` : '') +
+  (r.stopped_early ? '  (list used up: stopped early)' : '');
+
+async function measure(name, base, requests, options) {
+  process.stderr.write(`  ${name.padEnd(44)}`);
+  const result = await runLoad(name, base, requests, options);
+  process.stderr.write(`${fmt(result)}\n`);
+  return { name, ...result };
+}
+
+async function main() {
+  const v = versions();
+  log(`stock-wallet-api bench (${QUICK ? 'quick' : 'full'}): ${CONNECTIONS} connections, ${WARMUP} s warm-up + ${DURATION} s per case`);
+  log(`  Node ${v.node}, wrangler ${v.wrangler}, miniflare ${v.miniflare}, workerd ${v.workerd}; work dir ${work}`);
+
+  // Build and start ------------------------------------------------------------------------------------------------
+  let t = Date.now();
+  // A profiling run serves the same app through bench/instrumented-entry.ts, which counts D1 statements per route.
+  const apiScript = await buildWorker(join(work, 'build'), children, PROFILING ? join(ROOT, 'bench', 'instrumented-entry.ts') : undefined);
+  log(`  built the ${PROFILING ? 'instrumented (profiling)' : 'production'} bundle (wrangler deploy --dry-run) in ${secondsSince(t).toFixed(1)} s`);
+  const config = await productionConfig(BENCH_RATE_LIMIT);
+  t = Date.now();
+  mf = await startWorkers({
+    apiScript,
+    ceilingScript: CEILING_SCRIPT,
+    config,
+    host: HOST,
+    apiPort: API_PORT,
+    noCachePort: NOCACHE_PORT,
+    ceilingPort: CEILING_PORT,
+    persistDir: join(work, 'state'),
+    onLog,
+    extraVars: EXTRA_VARS,
+    ratelimits: !opts['without-ratelimits'],
+    ...(PROFILING || SERVE ? { inspectorPort: INSPECTOR_PORT } : {}),
+  });
+  if (PROFILING) moduleOfLine = bundleModules(apiScript);
+  const apiBase = `http://${HOST}:${API_PORT}`;
+  const noCacheBase = `http://${HOST}:${NOCACHE_PORT}`;
+  const ceilingBase = `http://${HOST}:${CEILING_PORT}`;
+  profiledTarget = { [apiBase]: 'core:user:api', [noCacheBase]: 'core:user:api-nocache', [ceilingBase]: 'core:user:ceiling' };
+  profiledCeiling = ceilingBase;
+  log(`  workerd up in ${secondsSince(t).toFixed(1)} s: API on ${apiBase} (without Cache API on ${noCacheBase}), ceiling worker on ${ceilingBase}; one local D1 in ${work}`);
+  const db = await mf.getD1Database(config.d1Binding, 'api');
+
+  // Load -----------------------------------------------------------------------------------------------------------
+  const loadStarted = Date.now();
+  const wrangler = await loadWrangler();
+  const migrations = await migrate(db, config.migrationsDir, wrangler.unstable_splitSqlQuery);
+  log(`  applied ${migrations.length} migrations`);
+  const keys = await loadUsers(db, PROFILE.users, progress('users   '));
+  await loadProducts(db, PROFILE.products, progress('products'));
+  let loadSeconds = secondsSince(loadStarted);
+
+  const purchaseRequests = async (quantity) => {
+    const { results } = await db
+      .prepare('SELECT id, stock_count FROM products WHERE active = 1 AND stock_count >= ?1 ORDER BY id')
+      .bind(quantity)
+      .all();
+    // Round-robin over the products (lap after lap), so consecutive purchases hit different products, each user in
+    // turn; every entry is bought once, so no request can run out of stock.
+    const productIds = [];
+    for (let lap = 0; productIds.length < MAX_CASE_REQUESTS; lap++) {
+      const before = productIds.length;
+      for (const p of results) {
+        if (Math.floor(p.stock_count / quantity) > lap) productIds.push(p.id);
+        if (productIds.length >= MAX_CASE_REQUESTS) break;
+      }
+      if (productIds.length === before) break;
+    }
+    return productIds.map((productId, i) => ({
+      method: 'POST',
+      path: `${API}/orders`,
+      headers: { 'X-API-Key': keys[i % keys.length] },
+      body: { product_id: productId, quantity },
+    }));
+  };
+  const cancelRequests = async () => {
+    const { results } = await db
+      .prepare(`SELECT id, user_id FROM orders WHERE status = 'pending' AND quantity = 1 ORDER BY id LIMIT ?1`)
+      .bind(MAX_CASE_REQUESTS)
+      .all();
+    return results.map((o) => ({ method: 'POST', path: `${API}/orders/${o.id}/cancel`, headers: { 'X-API-Key': keys[o.user_id - 1] } }));
+  };
+  const byUser = (method, path) => keys.map((key) => ({ method, path, headers: { 'X-API-Key': key } }));
+  const stockMiss = [{ method: 'GET', path: `${API}/stock` }];
+
+  if (SERVE) {
+    for (const level of PROFILE.levels) await loadStockTo(db, level, PROFILE.products, progress(`stock ${items(level).padEnd(4)}`));
+    writeFileSync(join(work, 'keys.txt'), `${keys.join('\n')}\n`);
+    log(`\nserving until interrupted: API ${apiBase}, API without cache ${noCacheBase}, ceiling ${ceilingBase}, inspector 127.0.0.1:${INSPECTOR_PORT}`);
+    log(`API keys of users 1..${keys.length}: ${join(work, 'keys.txt')}`);
+    await new Promise(() => {});
+  }
+
+  const scaling = [];
+  const cases = [];
+  const ceilings = { empty: [], d1_write: [] };
+  const levels = PROFILE.levels;
+  const runCase = async (name, fn) => {
+    if (ONLY && !ONLY.has(name)) return null;
+    const result = await fn();
+    cases.push({ ...result, key: name });
+    return result;
+  };
+
+  for (const [index, level] of levels.entries()) {
+    t = Date.now();
+    const added = await loadStockTo(db, level, PROFILE.products, progress(`stock ${items(level).padEnd(4)}`));
+    loadSeconds += secondsSince(t);
+    log(`\n${items(level)} stock items (${added.toLocaleString('en-US')} added; bestsellers: products 1-${bestsellerCount(PROFILE.products)})`);
+    const final = index === levels.length - 1;
+    if (!final) {
+      if (ONLY && !ONLY.has('scaling')) continue;
+      const stock = [];
+      const purchase = [];
+      for (let round = 1; round <= SCALING_ROUNDS; round++) {
+        stock.push(await measure(`GET /stock (miss) @${items(level)} #${round}`, noCacheBase, stockMiss));
+        purchase.push(await measure(`POST /orders qty 1 @${items(level)} #${round}`, apiBase, await purchaseRequests(1), { consume: true }));
+      }
+      scaling.push({ stock_items: level, stock, purchase });
+      continue;
+    }
+    const ceiling = async (label) => {
+      if (!ONLY || ONLY.has('empty')) ceilings.empty.push(await measure(`ceiling: empty worker (${label})`, ceilingBase, [{ method: 'GET', path: '/empty' }]));
+      if (!ONLY || ONLY.has('d1_write')) ceilings.d1_write.push(await measure(`ceiling: bare D1 write (${label})`, ceilingBase, [{ method: 'POST', path: '/d1-write' }]));
+    };
+    await ceiling('before');
+    // Reference rows (no target): the primitives the routes are made of, each alone, on the same runtime.
+    await runCase('app_root', () => measure('ref: GET /api/v2 (app, no D1)', apiBase, [{ method: 'GET', path: API }]));
+    await runCase('d1_read', () => measure('ref: one D1 read', ceilingBase, [{ method: 'GET', path: '/d1-read' }]));
+    await runCase('ratelimit', () => measure('ref: one rate-limiter call', ceilingBase, [{ method: 'GET', path: '/ratelimit' }]));
+    await runCase('cache_hit', () => measure('ref: one Cache API hit', ceilingBase, [{ method: 'GET', path: '/cache-hit' }]));
+    const stockBytes = (await (await fetch(`${apiBase}${API}/stock`)).arrayBuffer()).byteLength;
+    const kb = `${(stockBytes / 1024).toFixed(0)} KB`;
+    await runCase('empty_stock_size', () => measure(`ref: empty worker, ${kb} body`, ceilingBase, [{ method: 'GET', path: `/empty?bytes=${stockBytes}` }]));
+    await runCase('cache_hit_stock_size', () =>
+      measure(`ref: one Cache API hit, ${kb} body`, ceilingBase, [{ method: 'GET', path: `/cache-hit?bytes=${stockBytes}` }]),
+    );
+    await runCase('stock_hit', () => measure('GET /stock (cache hit)', apiBase, [{ method: 'GET', path: `${API}/stock` }]));
+    // Misses go to the same API with the Cache API off: each request reads D1, as a miss does.
+    const stockMissFinal = await runCase('stock_miss', () => measure('GET /stock (cache miss)', noCacheBase, stockMiss));
+    const products = PROFILE.products;
+    await runCase('stock_id', () => measure('GET /stock/{id} (cache miss)', noCacheBase, [{ method: 'GET', path: `${API}/stock/{ids:1:${products}}` }]));
+    await runCase('stock_check', () => measure('GET /stock/check 50 ids (miss)', noCacheBase, [{ method: 'GET', path: `${API}/stock/check?ids={ids:50:${products}}` }]));
+    await runCase('wallet_balance', () => measure('GET /wallet/balance', apiBase, byUser('GET', `${API}/wallet/balance`)));
+    const q1 = await runCase('orders_q1', async () => measure('POST /orders qty 1', apiBase, await purchaseRequests(1), { consume: true }));
+    await runCase('orders_q100', async () => measure('POST /orders qty 100', apiBase, await purchaseRequests(100), { consume: true }));
+    await runCase('cancel', async () => measure('POST /orders/{id}/cancel', apiBase, await cancelRequests(), { consume: true }));
+    await ceiling('after');
+    if (stockMissFinal && q1) {
+      const stock = [stockMissFinal];
+      const purchase = [q1];
+      for (let round = 2; round <= SCALING_ROUNDS; round++) {
+        stock.push(await measure(`GET /stock (miss) @${items(level)} #${round}`, noCacheBase, stockMiss));
+        purchase.push(await measure(`POST /orders qty 1 @${items(level)} #${round}`, apiBase, await purchaseRequests(1), { consume: true }));
+      }
+      scaling.push({ stock_items: level, stock, purchase });
+    }
+  }
+
+  // Audit: the bench's data and every purchase and cancel under load kept the ledger consistent -------------------
+  t = Date.now();
+  const failed = [];
+  for (const check of AUDIT_CHECKS) {
+    const { results } = await db.prepare(check.sql).all();
+    if (results.length > 0) failed.push(`${check.name} (${results.length} rows)`);
+  }
+  log(`\nledger audit (${AUDIT_CHECKS.length} checks, ${secondsSince(t).toFixed(1)} s): ${failed.length === 0 ? 'ok' : failed.join('; ')}`);
+
+  // Report ---------------------------------------------------------------------------------------------------------
+  const mean = (runs) => (runs.length ? runs.reduce((s, r) => s + r.rps, 0) / runs.length : null);
+  const ceilingRps = { empty: mean(ceilings.empty), d1_write: mean(ceilings.d1_write) };
+  // Before/after disagreement of a ceiling: how much the machine itself moved during the run (a shared VM does).
+  const drift = (runs) => (runs.length === 2 ? Math.abs(runs[0].rps - runs[1].rps) / ((runs[0].rps + runs[1].rps) / 2) : null);
+  const ceilingDrift = { empty: drift(ceilings.empty), d1_write: drift(ceilings.d1_write) };
+  const ceilingOf = { app_root: 'empty', d1_read: 'empty', ratelimit: 'empty', cache_hit: 'empty', empty_stock_size: 'empty', cache_hit_stock_size: 'empty', stock_hit: 'empty', stock_miss: 'empty', stock_id: 'empty', stock_check: 'empty', wallet_balance: 'empty', orders_q1: 'd1_write', orders_q100: 'd1_write', cancel: 'd1_write' };
+  const shape = (r, key, ceiling) => ({
+    key,
+    name: r.name,
+    rps: r.rps,
+    requests: r.requests,
+    duration_s: r.duration_s,
+    latency_ms: r.latency_ms,
+    errors: r.errors,
+    statuses: r.statuses,
+    error_samples: r.error_samples,
+    stopped_early: r.stopped_early,
+    worker: r.worker,
+    cpu: r.cpu,
+    ceiling: ceiling ? (ceiling === 'empty' ? 'empty worker' : 'bare D1 write') : null,
+    ratio: ceiling && ceilingRps[ceiling] ? r.rps / ceilingRps[ceiling] : null,
+  });
+  const allCases = [
+    ...ceilings.empty.map((r) => shape(r, 'empty', 'empty')),
+    ...ceilings.d1_write.map((r) => shape(r, 'd1_write', 'd1_write')),
+    ...cases.map((r) => shape(r, r.key, ceilingOf[r.key])),
+  ];
+  const order = ['empty', 'd1_write', ...Object.keys(ceilingOf)];
+  allCases.sort((a, b) => order.indexOf(a.key) - order.indexOf(b.key));
+  const byKey = Object.fromEntries(allCases.map((c) => [c.key, c]));
+
+  // Each scaling point is the best (lowest p50) of its rounds: interference from a shared machine only ever adds
+  // latency, so the best round is the one closest to what the code itself costs.
+  const best = (runs) => runs.reduce((a, b) => (b.latency_ms.p50 < a.latency_ms.p50 ? b : a));
+  for (const point of scaling) {
+    point.rounds = { stock_p50: point.stock.map((r) => r.latency_ms.p50), purchase_p50: point.purchase.map((r) => r.latency_ms.p50) };
+    point.stock = best(point.stock);
+    point.purchase = best(point.purchase);
+  }
+  const first = scaling[0];
+  const last = scaling[scaling.length - 1];
+  const targets = [];
+  const ratioTarget = (key, min, label) => {
+    const c = byKey[key];
+    if (!c || c.ratio === null) return;
+    targets.push({ name: label, wanted: `≥ ${min.toFixed(2)}×`, measured: `${c.ratio.toFixed(2)}× (${Math.round(c.rps)} vs ${Math.round(ceilingRps[ceilingOf[key] ?? key])} req/s)`, met: c.ratio >= min });
+  };
+  ratioTarget('stock_hit', 0.8, 'GET /stock (cache hit) vs empty worker');
+  ratioTarget('wallet_balance', 0.6, 'GET /wallet/balance vs empty worker');
+  ratioTarget('orders_q1', 0.5, 'POST /orders qty 1 vs bare D1 write');
+  const totalErrors = allCases.reduce((s, c) => s + c.errors, 0) + scaling.slice(0, -1).reduce((s, l) => s + l.stock.errors + l.purchase.errors, 0);
+  const withErrors = allCases.filter((c) => c.errors > 0).map((c) => `${c.name}: ${c.errors}`);
+  targets.push({ name: 'zero errors under load', wanted: '0', measured: `${totalErrors}${withErrors.length ? ` (${withErrors.join(', ')})` : ''}`, met: totalErrors === 0 });
+  if (first && last && first !== last) {
+    for (const [label, key] of [['POST /orders qty 1', 'purchase'], ['GET /stock (miss)', 'stock']]) {
+      const r = last[key].latency_ms.p50 / first[key].latency_ms.p50;
+      targets.push({
+        name: `${label} p50 at ${items(last.stock_items)} vs ${items(first.stock_items)} items`,
+        wanted: '≤ 1.20×',
+        measured: `${r.toFixed(2)}× (${last[key].latency_ms.p50} vs ${first[key].latency_ms.p50} ms)`,
+        met: r <= 1.2,
+      });
+    }
+  }
+
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const files = { json: `${OUT}.json`, markdown: `${OUT}.md`, chart: `${OUT}.svg` };
+  const cpuModel = (readFileSync('/proc/cpuinfo', 'utf8').match(/^model name\s*:\s*(.*)$/m) ?? [])[1] ?? cpus()[0]?.model ?? 'unknown';
+  const results = {
+    mode: QUICK ? 'quick' : 'full',
+    started_at: new Date(startedAt).toISOString(),
+    finished_at: new Date().toISOString(),
+    elapsed_s: secondsSince(startedAt),
+    load_s: loadSeconds,
+    harness:
+      `production bundle (wrangler deploy --dry-run) on workerd via wrangler's Miniflare; API, API without Cache API and ceiling worker on direct workerd sockets (no proxy); one local D1, cache and rate-limiter state in ${STATE_ROOT}`,
+    machine: {
+      cpu_model: cpuModel,
+      cpus: cpus().length,
+      memory_gib: Math.round(totalmem() / 2 ** 30),
+      os: `${type()} ${release()}`,
+      loadavg_start: loadavgStart,
+      loadavg_end: loadavg().map((n) => Number(n.toFixed(2))),
+    },
+    versions: { node: v.node, wrangler: v.wrangler, miniflare: v.miniflare, workerd: v.workerd },
+    config: {
+      products: PROFILE.products,
+      users: PROFILE.users,
+      levels,
+      connections: CONNECTIONS,
+      warmup_s: WARMUP,
+      duration_s: DURATION,
+      bench_rate_limit: BENCH_RATE_LIMIT,
+      production_rate_limits: config.productionRatelimits,
+      vars: { ...config.vars, ...EXTRA_VARS },
+      ratelimit_bindings: !opts['without-ratelimits'],
+      only_cases: ONLY ? [...ONLY] : null,
+    },
+    ceilings: {
+      empty: { runs: ceilings.empty.map((r) => r.rps), mean_rps: ceilingRps.empty, drift: ceilingDrift.empty },
+      d1_write: { runs: ceilings.d1_write.map((r) => r.rps), mean_rps: ceilingRps.d1_write, drift: ceilingDrift.d1_write },
+    },
+    cases: allCases,
+    scaling: scaling.map((s) => ({
+      stock_items: s.stock_items,
+      rounds_p50_ms: s.rounds,
+      purchase: { rps: s.purchase.rps, latency_ms: s.purchase.latency_ms, errors: s.purchase.errors },
+      stock: { rps: s.stock.rps, latency_ms: s.stock.latency_ms, errors: s.stock.errors },
+    })),
+    targets,
+    audit: { ok: failed.length === 0, failed },
+    unexpected_worker_logs: unexpectedLogs,
+    files,
+  };
+
+  writeFileSync(join(RESULTS_DIR, files.json), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(join(RESULTS_DIR, files.markdown), markdownReport(results));
+  if (scaling.length > 1) writeFileSync(join(RESULTS_DIR, files.chart), scalingChart(results));
+  if (PROFILING) {
+    files.profile = `${OUT}.profile.md`;
+    const header = `# CPU profiles (${results.mode} data, ${CONNECTIONS} connections, ${results.finished_at})\n\nSampled with the V8 profiler of each workerd isolate during the measured run of each case (the profiler slows the\nrun down: throughput figures of a profiling run are not benchmark figures). Time per request = busy time / requests.\n\n`;
+    writeFileSync(join(RESULTS_DIR, files.profile), header + profiles.map((p) => profileMarkdown(p.name, p.summary, p.wall_s)).join('\n'));
+    writeFileSync(join(RESULTS_DIR, `${OUT}.profile.json`), `${JSON.stringify(profiles, null, 2)}\n`);
+  }
+
+  log(`\n${textTable(tableRows(results))}\n`);
+  log(textTable(targetRows(results), TARGET_HEADERS));
+  log(`\n${textTable(scalingRows(results), SCALING_HEADERS)}\n`);
+  log(`wrote ${Object.values(files).map((f) => relative(ROOT, join(RESULTS_DIR, f))).join(', ')} (${Math.round(results.elapsed_s)} s in all, loading ${Math.round(loadSeconds)} s)`);
+  for (const [name, d] of Object.entries(ceilingDrift)) {
+    if (d !== null && d > 0.15) log(`note: the ${name} ceiling moved ${(d * 100).toFixed(0)}% between the start and the end of the cases: the machine was not steady; read ratios with that margin`);
+  }
+  if (unexpectedLogs.length) log(`worker logged ${unexpectedLogs.length} unexpected line(s); first: ${JSON.stringify(unexpectedLogs[0]).slice(0, 300)}`);
+
+  // The bench asserts nothing about speed; it fails only when the harness itself is broken: a case that got no
+  // successful response, a server error, or a ledger that no longer adds up.
+  const broken = allCases.filter((c) => c.requests > 0 && c.requests === c.errors).map((c) => `${c.name}: no successful response`);
+  for (const c of allCases) if (Object.keys(c.statuses).some((s) => Number(s) >= 500)) broken.push(`${c.name}: server errors ${JSON.stringify(c.statuses)}`);
+  if (failed.length) broken.push(`ledger audit failed: ${failed.join('; ')}`);
+  if (broken.length) {
+    console.error(`\nbench harness problems:\n  ${broken.join('\n  ')}`);
+    process.exitCode = 1;
+  }
+}
+
+try {
+  await main();
+} catch (err) {
+  console.error(`\nbench failed: ${err.stack ?? err}`);
+  process.exitCode = 1;
+} finally {
+  await cleanup();
+  if (opts.keep) console.log(`kept ${work}`);
+}
