@@ -78,13 +78,14 @@ function checkErrorEnvelope(status: number, body: any): string[] {
 export async function contractViolations(doc: Doc, method: string, url: string, response: Response): Promise<string[]> {
   const { pathname } = new URL(url);
   if (!response.headers.get('X-Request-Id')) return ['no X-Request-Id'];
-  if (method === 'OPTIONS') return corsPreflightViolations(response);
+  if (method === 'OPTIONS' && response.status === 204) return corsPreflightViolations(response);
   const text = await response.text();
   const contentType = (response.headers.get('Content-Type') ?? '').split(';')[0].trim();
   const json = contentType === 'application/json' && text ? JSON.parse(text) : undefined;
   const found = findOperation(doc, method === 'HEAD' ? 'GET' : method, pathname);
   if (!found) {
     // No such operation: the router's own answers (unknown route, auth or body limits before routing).
+    if (method === 'HEAD') return [401, 404, 413, 429].includes(response.status) && text === '' ? [] : [`HEAD ${pathname}: ${response.status}`];
     if (!json) return [`${method} ${pathname}: ${response.status} without a JSON error`];
     const errors = checkErrorEnvelope(response.status, json);
     return ROUTE_ONLY_CODES.has(json.code) ? errors : [...errors, `${method} ${pathname}: undocumented operation answered ${json.code}`];
@@ -103,7 +104,7 @@ export async function contractViolations(doc: Doc, method: string, url: string, 
 }
 
 
-/** CORS preflights are answered by the middleware, not an operation: 204 with the allowed methods. */
+/** CORS preflights (on /stock) are answered by the middleware, not an operation: 204 with the allowed methods. */
 function corsPreflightViolations(response: Response): string[] {
   if (response.status !== 204) return [`OPTIONS answered ${response.status}`];
   return response.headers.get('Access-Control-Allow-Methods') ? [] : ['OPTIONS without Access-Control-Allow-Methods'];
