@@ -145,6 +145,11 @@ export async function startWorkers({ apiScript, ceilingScript, config, host, api
       ],
     }),
   );
-  await mf.ready;
+  try {
+    await mf.ready;
+  } catch (err) {
+    await mf.dispose().catch(() => {}); // a half-started instance would otherwise keep the process alive
+    throw err;
+  }
   return mf;
 }

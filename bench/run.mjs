@@ -602,4 +602,6 @@ try {
 } finally {
   await cleanup();
   if (opts.keep) console.log(`kept ${work}`);
+  // Nothing may keep the process alive after a failure (a library's stray handle): exit with the run's status.
+  process.exit(process.exitCode ?? 0);
 }
