@@ -26,7 +26,7 @@ export interface AppEnv {
     requestId: string;
     principal: Principal;
     cacheStatus: 'hit' | 'miss' | 'bypass';
-    /** A D1 session for this request (src/lib/d1-session.ts). */
+    /** A D1 session for this request (src/middleware/d1-session.ts). */
     db: D1DatabaseSession;
   };
 }

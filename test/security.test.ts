@@ -4,7 +4,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApp } from '../src/app';
 import { ADMIN_TOKEN, BASE, buy, call, expectError, newDeposit, newProduct, newUser, signedWebhook, unique, type TestUser } from './helpers';
 import { changedTables, schemaOf, snapshot } from './snapshot';
-import authSource from '../src/lib/auth.ts?raw';
+import authSource from '../src/middleware/auth.ts?raw';
 import cryptoSource from '../src/lib/crypto.ts?raw';
 import gatewaysSource from '../src/services/gateways.ts?raw';
 
@@ -418,7 +418,7 @@ describe('the api_key query form never reaches a log line', () => {
       await waitOnExecutionContext(ctx);
     }
     vi.restoreAllMocks();
-    // Non-vacuous: src/lib/request-log.ts wrote one line per request (route pattern, never the URL).
+    // Non-vacuous: src/middleware/request-log.ts wrote one line per request (route pattern, never the URL).
     const requestLines = lines.filter((line) => line.includes('"msg":"request"'));
     expect(requestLines.length).toBe(requestsWith(user.key, revoked, orderId).length);
     expectNoKeyIn(lines, user.key);

@@ -56,7 +56,7 @@ export const securedByApiKey: Array<Record<string, string[]>> = [{ ApiKeyHeader:
 
 /**
  * Documents the optional `Idempotency-Key` header (as a plain parameter, so typed clients need not pass it);
- * src/lib/idempotency.ts validates and applies it.
+ * src/middleware/idempotency.ts validates and applies it.
  */
 export const idempotencyKeyParameter = {
   name: 'Idempotency-Key',

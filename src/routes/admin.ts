@@ -4,7 +4,7 @@ import { envelope, ok } from '../lib/envelope';
 import { fieldError } from '../lib/errors';
 import { centsToAmount } from '../lib/money';
 import { createRouter, errorResponses, IdParams, jsonBody, jsonResponse } from '../lib/openapi';
-import { purgeStock } from '../lib/stock-cache';
+import { purgeStock } from '../middleware/stock-cache';
 import { usdAmount } from '../lib/validation';
 import { addStock, createProduct, MAX_ITEMS_PER_UPLOAD, normaliseItems, updateProduct } from '../services/products';
 import { markDepositPaid } from '../services/deposits';

@@ -3,7 +3,7 @@ import { readConfig } from '../env';
 import { envelope, ok } from '../lib/envelope';
 import { centsToAmount } from '../lib/money';
 import type { DepositRow } from '../db/schema';
-import { idempotent } from '../lib/idempotency';
+import { idempotent } from '../middleware/idempotency';
 import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
 import { usdAmount } from '../lib/validation';

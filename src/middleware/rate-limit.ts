@@ -1,6 +1,6 @@
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../env';
-import { ApiError } from './errors';
+import { ApiError } from '../lib/errors';
 
 // Both limiters count per 60-second window (wrangler.toml); a refused client may retry after that window.
 const RETRY_AFTER_SECONDS = '60';

@@ -1,8 +1,8 @@
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../env';
 import { authenticateApiKey } from '../services/api-keys';
-import { timingSafeEqualStrings } from './crypto';
-import { unauthorized } from './errors';
+import { timingSafeEqualStrings } from '../lib/crypto';
+import { unauthorized } from '../lib/errors';
 import { enforceRateLimit } from './rate-limit';
 
 /** X-API-Key header, else the `api_key` query parameter (the header wins when both are sent). */

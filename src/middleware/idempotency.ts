@@ -4,9 +4,9 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { isUniqueViolation } from '../db/errors';
 import type { AppEnv } from '../env';
 import { findLiveRecord, storeResponse, type IdempotencyClaim } from '../services/idempotency';
-import { sha256Hex } from './crypto';
-import { ApiError, fieldError } from './errors';
-import { isoNow } from './time';
+import { sha256Hex } from '../lib/crypto';
+import { ApiError, fieldError } from '../lib/errors';
+import { isoNow } from '../lib/time';
 
 export interface Rendered<T, S extends ContentfulStatusCode> {
   status: S;
