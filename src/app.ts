@@ -1,14 +1,11 @@
-import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { HTTPException } from 'hono/http-exception';
-import type { AppEnv } from './env';
 import { requireAdmin, requireApiKey } from './middleware/auth';
 import { d1Session } from './middleware/d1-session';
-import { errorBody } from './lib/envelope';
 import { ApiError } from './lib/errors';
 import { createRouter } from './lib/openapi';
 import { requestId } from './middleware/request-id';
 import { requestLog } from './middleware/request-log';
+import { renderError } from './middleware/render-error';
 import { adminRouter } from './routes/admin';
 import { apiKeysRouter } from './routes/api-keys';
 import { ordersRouter } from './routes/orders';
@@ -27,29 +24,6 @@ const STOCK_UPLOAD_PATH = new RegExp(`^${API_PREFIX}/admin/products/[^/]+/stock$
 const payloadTooLarge = (limit: number) => () => {
   throw new ApiError('PAYLOAD_TOO_LARGE', `The request body may not exceed ${limit / (1024 * 1024)} MB.`);
 };
-
-/** Hono's own HTTP exceptions (malformed JSON, unsupported media type) rendered as contract errors. */
-function fromHttpException(err: HTTPException): ApiError {
-  if (err.status === 413) return new ApiError('PAYLOAD_TOO_LARGE', 'The request body is too large.');
-  if (err.status === 400 || err.status === 415) {
-    const message = err.status === 415 ? 'The body must be JSON (Content-Type: application/json).' : 'The body is not valid JSON.';
-    return new ApiError('VALIDATION_FAILED', message, { body: [message] });
-  }
-  if (err.status === 401) return new ApiError('UNAUTHORIZED', err.message || 'Unauthorized.');
-  if (err.status === 404) return new ApiError('NOT_FOUND', 'Not found.');
-  return new ApiError('INTERNAL_ERROR', 'Internal server error.');
-}
-
-export function renderError(err: Error, c: Context<AppEnv>) {
-  const apiError = err instanceof ApiError ? err : err instanceof HTTPException ? fromHttpException(err) : null;
-  if (!apiError || apiError.code === 'INTERNAL_ERROR') {
-    // The stack stays server-side; the client only gets the request id to quote.
-    console.error(JSON.stringify({ level: 'error', request_id: c.get('requestId'), error: err.message, stack: err.stack }));
-    return c.json(errorBody('INTERNAL_ERROR', 'Internal server error.'), 500);
-  }
-  for (const [name, value] of Object.entries(apiError.headers ?? {})) c.header(name, value);
-  return c.json(errorBody(apiError.code, apiError.message, apiError.errors), apiError.status);
-}
 
 export function createApp() {
   const app = createRouter();

@@ -1,3 +1,4 @@
+import type { Caller } from './services/caller';
 /** Bindings and vars of the worker (wrangler.toml, .dev.vars, `wrangler secret put`). Vars arrive as strings. */
 export interface Bindings {
   DB: D1Database;
@@ -15,18 +16,15 @@ export interface Bindings {
   PUBLIC_RATE_LIMITER?: RateLimit;
 }
 
-export interface Principal {
-  userId: number;
-  apiKeyId: number;
-}
 
 export interface AppEnv {
   Bindings: Bindings;
   Variables: {
     requestId: string;
-    principal: Principal;
+    /** Who the request acts for, proved inside its own D1 batch (src/services/caller.ts). */
+    caller: Caller;
     cacheStatus: 'hit' | 'miss' | 'bypass';
-    /** A D1 session for this request (src/middleware/d1-session.ts). */
+    /** This request's D1 session, wrapped by src/db/d1.ts (src/middleware/d1-session.ts). */
     db: D1DatabaseSession;
   };
 }

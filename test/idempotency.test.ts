@@ -106,27 +106,30 @@ describe('Idempotency-Key on POST /orders', () => {
     expect(retry.headers.get('Idempotent-Replayed')).toBeNull();
   });
 
-  it('writes the key record in the batch of the effect, pointing at the order', async () => {
+  it('writes the key record in the batch of the effect: the order as it was, nothing written after', async () => {
     const user = await newUser({ balance: 5 });
     const product = await newProduct({ price: 1, stock: 5 });
     const key = newKey();
     const res = await post(user, '/orders', { product_id: product.id, quantity: 1 }, key);
-    const record = await env.DB.prepare('SELECT resource_id, response_status FROM idempotency_keys WHERE user_id = ? AND idempotency_key = ?')
+    const record = await env.DB.prepare(
+      'SELECT resource_id, response_body, response_snapshot FROM idempotency_keys WHERE user_id = ? AND idempotency_key = ?',
+    )
       .bind(user.id, key)
-      .first<{ resource_id: number; response_status: number }>();
-    expect(record).toEqual({ resource_id: res.json.data.id, response_status: 201 });
+      .first<{ resource_id: number; response_body: string | null; response_snapshot: string }>();
+    expect(record).toMatchObject({ resource_id: res.json.data.id, response_body: null });
+    expect(JSON.parse(record!.response_snapshot)).toMatchObject({ id: res.json.data.id, orderNumber: res.json.data.order_number, status: 'pending' });
   });
 
-  it('recovers a record whose response was never stored by rendering the order', async () => {
+  it('replays the first outcome byte for byte even after the order changed', async () => {
     const user = await newUser({ balance: 5 });
     const product = await newProduct({ price: 1, stock: 5 });
     const key = newKey();
-    const first = await post(user, '/orders', { product_id: product.id, quantity: 1 }, key);
-    await env.DB.prepare('UPDATE idempotency_keys SET response_status = NULL, response_body = NULL WHERE user_id = ?').bind(user.id).run();
-    const replay = await post(user, '/orders', { product_id: product.id, quantity: 1 }, key);
+    const first = await post(user, '/orders', { product_id: product.id, quantity: 2 }, key);
+    expect((await post(user, `/orders/${first.json.data.id}/cancel`, undefined)).status).toBe(200);
+    const replay = await post(user, '/orders', { product_id: product.id, quantity: 2 }, key);
     expect(replay.status).toBe(201);
     expect(replay.headers.get('Idempotent-Replayed')).toBe('true');
-    expect(replay.json).toEqual(first.json);
+    expect(replay.text).toBe(first.text);
     expect(await countOrders(user.id)).toBe(1);
   });
 

@@ -62,6 +62,6 @@ describe('OpenAPI document details', () => {
       'INVALID_PACK_SIZE', 'PRODUCT_UNAVAILABLE', 'ORDER_NOT_CANCELLABLE', 'IDEMPOTENCY_KEY_REUSED', 'RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'INTERNAL_ERROR']) {
       expect(doc.info.description).toContain(code);
     }
-    expect(Object.keys(doc.paths['/api/v2/orders'].post.responses).sort()).toEqual(['201', '400', '401', '404', '413', '422', '429', '500']);
+    expect(Object.keys(doc.paths['/api/v2/orders'].post.responses).sort()).toEqual(['201', '400', '401', '404', '413', '422', '429', '500', '503']);
   });
 });

@@ -28,3 +28,15 @@ export function columnsOf(table: SQLiteTable): SQL {
 export const rowsOf = <T>(result: D1Result | undefined) => (result?.results ?? []) as T[];
 
 export const changesOf = (result: D1Result | undefined) => result?.meta.changes ?? 0;
+
+/**
+ * `json_object('camelKey', col, ...)` of a table's row: a snapshot of the row, stored as text, that parses back into
+ * the drizzle row type (integers and text survive JSON unchanged).
+ */
+export function rowJson(table: SQLiteTable, alias?: string): SQL {
+  const prefix = alias ? sql`${sql.identifier(alias)}.` : sql``;
+  return sql`json_object(${sql.join(
+    Object.entries(getTableColumns(table)).map(([key, column]) => sql`${sql.raw(`'${key}'`)}, ${prefix}${sql.identifier(column.name)}`),
+    sql`, `,
+  )})`;
+}

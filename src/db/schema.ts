@@ -110,8 +110,10 @@ export const deposits = sqliteTable(
     paidAt: text('paid_at'),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
+    reference: text('reference'),
   },
   (t) => [
+    uniqueIndex('deposits_reference_unique').on(t.reference),
     index('deposits_user_created').on(t.userId, t.createdAt, t.id),
     index('deposits_status_expires').on(t.status, t.expiresAt),
   ],
@@ -151,6 +153,7 @@ export const idempotencyKeys = sqliteTable(
     responseStatus: integer('response_status'),
     responseBody: text('response_body'),
     createdAt: text('created_at').notNull(),
+    responseSnapshot: text('response_snapshot'),
   },
   (t) => [
     uniqueIndex('idempotency_keys_user_key_unique').on(t.userId, t.idempotencyKey),

@@ -31,14 +31,18 @@ const ERROR_DESCRIPTIONS = {
   422: 'Invalid fields (`VALIDATION_FAILED`)',
   429: 'Rate limit exceeded (`RATE_LIMITED`)',
   500: 'Unexpected error (`INTERNAL_ERROR`)',
+  503: 'The database was briefly unavailable and nothing was changed (`SERVICE_UNAVAILABLE`, with `Retry-After`)',
 } as const;
 
 export type ErrorStatus = keyof typeof ERROR_DESCRIPTIONS;
 
-/** The route's own error statuses, plus the two any route can answer: a body over the limit, an unexpected error. */
+/**
+ * The route's own error statuses, plus those any route can answer: a body over the limit, an unexpected error, and
+ * a database briefly unavailable.
+ */
 export function errorResponses(...statuses: ErrorStatus[]) {
   return Object.fromEntries(
-    [...new Set<ErrorStatus>([...statuses, 413, 500])].map((status) => [status, jsonResponse(ErrorBody, ERROR_DESCRIPTIONS[status])]),
+    [...new Set<ErrorStatus>([...statuses, 413, 500, 503])].map((status) => [status, jsonResponse(ErrorBody, ERROR_DESCRIPTIONS[status])]),
   ) as Record<ErrorStatus, ReturnType<typeof jsonResponse<typeof ErrorBody>>>;
 }
 

@@ -1,20 +1,40 @@
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../env';
-import { authenticateApiKey } from '../services/api-keys';
-import { timingSafeEqualStrings } from '../lib/crypto';
-import { unauthorized } from '../lib/errors';
+import { resilient } from '../db/d1';
+import { sha256Hex, timingSafeEqualStrings } from '../lib/crypto';
+import { ApiError, unauthorized } from '../lib/errors';
+import { apiKeyCaller, readAs } from '../services/caller';
+import { API_KEY_SHAPE, touchApiKey } from '../services/api-keys';
 import { enforceRateLimit } from './rate-limit';
+import { runAfterResponse } from './after-response';
+import { renderError } from './render-error';
 
-/** X-API-Key header, else the `api_key` query parameter (the header wins when both are sent). */
+/**
+ * X-API-Key header, else the `api_key` query parameter (the header wins when both are sent). Nothing is looked up
+ * here: the key's hash becomes the request's `caller`, proved by the first statement of the request's own D1 batch
+ * (src/services/caller.ts). The rate limit counts per key hash, before any D1 call.
+ */
 export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
   const presented = c.req.header('X-API-Key') || c.req.query('api_key');
   if (!presented) throw unauthorized();
-  const principal = await authenticateApiKey(c.env.DB, presented);
-  if (!principal) throw unauthorized('The API key is invalid or has been revoked.');
-  c.set('principal', { userId: principal.userId, apiKeyId: principal.apiKeyId });
-  await enforceRateLimit(c.env.API_KEY_RATE_LIMITER, `key:${principal.apiKeyId}`);
-  if (principal.touch) runAfterResponse(c, principal.touch());
+  if (!API_KEY_SHAPE.test(presented)) throw unauthorized('The API key is invalid or has been revoked.');
+  const keyHash = await sha256Hex(presented);
+  await enforceRateLimit(c.env.API_KEY_RATE_LIMITER, `key:${keyHash}`);
+  const caller = apiKeyCaller(keyHash);
+  c.set('caller', caller);
   await next();
+  // A request refused before its batch ran (invalid fields, unknown route...) has not proved its key: a bad key must
+  // still answer 401, so the refusal pays for one proof read. Successes never do.
+  if (!caller.proved && c.res.status >= 400 && c.res.status < 500 && ![401, 429].includes(c.res.status)) {
+    await readAs(c.var.db, caller, []).catch((err) => {
+      if (!(err instanceof ApiError && err.code === 'UNAUTHORIZED')) throw err;
+      c.res = undefined;
+      c.res = renderError(err, c);
+    });
+  }
+  // last_used_at is bookkeeping: written after the response, at most once a minute per key.
+  const touch = caller.proved && touchApiKey(resilient(c.env.DB), keyHash, caller.proved.lastUsedAt);
+  if (touch) runAfterResponse(c, touch);
 });
 
 /** Operator routes: `Authorization: Bearer <ADMIN_TOKEN>`; without a configured token nothing gets in. */
@@ -27,12 +47,3 @@ export const requireAdmin = createMiddleware<AppEnv>(async (c, next) => {
   }
   await next();
 });
-
-function runAfterResponse(c: { executionCtx: { waitUntil(p: Promise<unknown>): void } }, work: Promise<unknown>) {
-  const settled = work.catch((err) => console.error(JSON.stringify({ level: 'error', msg: 'background task failed', error: String(err) })));
-  try {
-    c.executionCtx.waitUntil(settled);
-  } catch {
-    // no execution context (app.request in unit tests): the promise still runs to completion
-  }
-}

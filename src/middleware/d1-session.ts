@@ -1,11 +1,12 @@
 import { createMiddleware } from 'hono/factory';
+import { resilient } from '../db/d1';
 import type { AppEnv } from '../env';
 
 // D1 read replication through the Sessions API. Reads (GET) may be served by a nearby replica: from any replica
 // ('first-unconstrained'), or from one at least as fresh as the bookmark the client sends in X-D1-Bookmark, which
-// is how a client reads its own writes. Everything else starts on the primary. Authenticated responses return the
-// session's bookmark. API-key authentication never uses a session: it always reads the primary, so a revoked key
-// is refused on its very next request wherever that request lands.
+// is how a client reads its own writes. Everything else starts on the primary. A GET proves its API key in the
+// same replica-served batch as its data, so a revoked key keeps reading for at most the replication lag (seconds);
+// a write proves it on the primary, so a revoked key never moves money. Authenticated responses return the bookmark.
 
 const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
 
@@ -14,9 +15,9 @@ export const d1Session = createMiddleware<AppEnv>(async (c, next) => {
   const presented = c.req.header('X-D1-Bookmark');
   // A malformed bookmark cannot be honoured; the primary satisfies any bookmark, so it is the safe fallback.
   const constraint = !readOnly || (presented && !BOOKMARK.test(presented)) ? 'first-primary' : (presented ?? 'first-unconstrained');
-  const session = c.env.DB.withSession(constraint);
-  c.set('db', session);
+  const session = resilient(c.env.DB).withSession(constraint);
+  c.set('db', session as unknown as D1DatabaseSession);
   await next();
   const bookmark = session.getBookmark();
-  if (bookmark && c.get('principal')) c.header('X-D1-Bookmark', bookmark);
+  if (bookmark && c.get('caller')?.proved) c.header('X-D1-Bookmark', bookmark);
 });

@@ -1,9 +1,10 @@
+import type { SQL } from 'drizzle-orm';
 import type { Context, TypedResponse } from 'hono';
 import type { JSONParsed } from 'hono/utils/types';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { isUniqueViolation } from '../db/errors';
 import type { AppEnv } from '../env';
-import { findLiveRecord, storeResponse, type IdempotencyClaim } from '../services/idempotency';
+import { findClaim, type ClaimRecord, type IdempotencyClaim } from '../services/idempotency';
 import { sha256Hex } from '../lib/crypto';
 import { ApiError, fieldError } from '../lib/errors';
 import { isoNow } from '../lib/time';
@@ -13,10 +14,13 @@ export interface Rendered<T, S extends ContentfulStatusCode> {
   body: T;
 }
 
+/** How a route renders its first outcome again from the record: the snapshot row plus reads keyed on its id. */
+export interface Replay<T, S extends ContentfulStatusCode> {
+  related?: (resourceId: SQL) => SQL[];
+  render: (snapshot: unknown, related: D1Result[]) => Rendered<T, S>;
+}
+
 const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
-// A concurrent first request holding the key stores its response moments after its batch: wait that long for it.
-const RESPONSE_WAIT_ATTEMPTS = 40;
-const RESPONSE_WAIT_MS = 50;
 
 /** JSON with object keys sorted, so the same input always hashes the same. */
 function canonicalJson(value: unknown): string {
@@ -28,27 +32,22 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-const jsonResponse = (c: Context<AppEnv>, status: number, body: string, replayed: boolean) =>
-  c.body(body, status as ContentfulStatusCode, {
-    'Content-Type': 'application/json',
-    ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}),
-  });
-
 /**
  * Runs an effectful request under the `Idempotency-Key` header, if one was sent: the same key with the same request
  * replays the first response byte for byte (`Idempotent-Replayed: true`), with another request it is a 422. Only
  * effects are remembered: a request that failed changed nothing and may be retried with the same key.
  *
- * `run` performs the effect, recording the claim in its own batch; `recover` renders the resource when a record
- * has no stored response (its first request died between the batch and storing the response).
+ * No lookup precedes the effect: `run` records the claim in the effect's own batch, and a key already held makes
+ * that batch fail whole on the key's unique index (or find nothing left to do, when the holder just took the stock
+ * or cancelled the order). Only then is the record read, once, and the first outcome rendered from its snapshot.
  */
 export async function idempotent<T extends object, S extends ContentfulStatusCode>(
   c: Context<AppEnv>,
   input: unknown,
   run: (claim?: IdempotencyClaim) => Promise<Rendered<T, S>>,
-  recover: (resourceId: number) => Promise<Rendered<T, S>>,
+  replay: Replay<T, S>,
 ): Promise<TypedResponse<JSONParsed<T>, S, 'json'>> {
-  // Stored responses are replayed as raw bytes; the type says what they contain.
+  // Replays are rendered from stored rows; the type says what they contain.
   const typed = (response: Response) => response as unknown as TypedResponse<JSONParsed<T>, S, 'json'>;
   const key = c.req.header('Idempotency-Key');
   if (key === undefined) {
@@ -57,41 +56,28 @@ export async function idempotent<T extends object, S extends ContentfulStatusCod
   }
   if (!VALID_KEY.test(key)) throw fieldError('Idempotency-Key', 'Idempotency-Key must be 1 to 255 printable ASCII characters.');
 
-  const d1 = c.var.db;
-  const { userId } = c.var.principal;
   const requestHash = await sha256Hex(`${c.req.method} ${c.req.path}\n${canonicalJson(input)}`);
-
-  const replay = async (record: NonNullable<Awaited<ReturnType<typeof findLiveRecord>>>) => {
-    if (record.requestHash !== requestHash) {
+  try {
+    const { status, body } = await run({ key, requestHash, now: isoNow() });
+    return typed(c.json(body, status));
+  } catch (err) {
+    if (!(err instanceof ApiError) && !isUniqueViolation(err, 'idempotency_keys.idempotency_key')) throw err;
+    const found = await findClaim(c.var.db, c.var.caller, key, replay.related);
+    // Nobody holds the key (or only a record of an earlier version that kept no response): the failure is this
+    // request's own.
+    if (!found || (found.record.responseBody === null && found.record.responseSnapshot === null)) throw err;
+    if (found.record.requestHash !== requestHash) {
       throw new ApiError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request.');
     }
-    for (let attempt = 0; record.responseBody === null && attempt < RESPONSE_WAIT_ATTEMPTS; attempt++) {
-      await new Promise((resolve) => setTimeout(resolve, RESPONSE_WAIT_MS));
-      record = (await findLiveRecord(d1, userId, key, isoNow())) ?? record;
-    }
-    if (record.responseStatus !== null && record.responseBody !== null) {
-      return typed(jsonResponse(c, record.responseStatus, record.responseBody, true));
-    }
-    const { status, body } = await recover(record.resourceId);
-    const text = JSON.stringify(body);
-    await storeResponse(d1, userId, key, status, text);
-    return typed(jsonResponse(c, status, text, true));
-  };
-
-  const existing = await findLiveRecord(d1, userId, key, isoNow());
-  if (existing) return replay(existing);
-  try {
-    const { status, body } = await run({ userId, key, requestHash, now: isoNow() });
-    const text = JSON.stringify(body);
-    await storeResponse(d1, userId, key, status, text);
-    return typed(jsonResponse(c, status, text, false));
-  } catch (err) {
-    // Another request with this key committed its effect first: ours either rolled back whole (the key's unique
-    // index) or found nothing left to do (its stock or balance was just taken by that very request, an order already
-    // cancelled). Either way it changed nothing, and the key now answers with the first request's response.
-    if (!(err instanceof ApiError) && !isUniqueViolation(err, 'idempotency_keys.idempotency_key')) throw err;
-    const winner = await findLiveRecord(d1, userId, key, isoNow());
-    if (!winner) throw err;
-    return replay(winner);
+    c.header('Idempotent-Replayed', 'true');
+    return typed(replayed(c, found.record, replay, found.related));
   }
+}
+
+function replayed<T, S extends ContentfulStatusCode>(c: Context<AppEnv>, record: ClaimRecord, replay: Replay<T, S>, related: D1Result[]) {
+  if (record.responseStatus !== null && record.responseBody !== null) {
+    return c.body(record.responseBody, record.responseStatus as ContentfulStatusCode, { 'Content-Type': 'application/json' });
+  }
+  const { status, body } = replay.render(JSON.parse(record.responseSnapshot ?? 'null'), related);
+  return c.json(body as object, status);
 }

@@ -1,6 +1,10 @@
 import { createMiddleware } from 'hono/factory';
 import { matchedRoutes } from 'hono/route';
+import type { Context } from 'hono';
 import type { AppEnv } from '../env';
+
+/** The matched route pattern (never the URL: a query string may carry an API key). */
+export const routeOf = (c: Context<AppEnv>) => matchedRoutes(c).findLast((r) => r.method !== 'ALL')?.path ?? 'unmatched';
 
 /**
  * One structured line per request. It names the route pattern, never the URL: a query string may carry an API key.
@@ -10,7 +14,7 @@ export const requestLog = createMiddleware<AppEnv>(async (c, next) => {
   const started = Date.now();
   await next();
   if (c.env.LOG_REQUESTS === 'false') return;
-  const route = matchedRoutes(c).findLast((r) => r.method !== 'ALL')?.path ?? 'unmatched';
+  const route = routeOf(c);
   const status = c.res.status;
   console.log(
     JSON.stringify({
@@ -21,7 +25,7 @@ export const requestLog = createMiddleware<AppEnv>(async (c, next) => {
       route,
       status,
       duration_ms: Date.now() - started,
-      user: c.get('principal')?.userId ?? 'public',
+      user: c.get('caller')?.proved?.userId ?? 'public',
       cache: c.get('cacheStatus') ?? null,
     }),
   );

@@ -40,7 +40,7 @@ export const apiKeysRouter = createRouter()
       security: securedByApiKey,
       responses: { 200: jsonResponse(envelope(z.array(ApiKey)), 'Active keys, newest first'), ...errorResponses(401, 429) },
     }),
-    async (c) => c.json(ok(await listApiKeys(c.var.db, c.var.principal.userId)), 200),
+    async (c) => c.json(ok(await listApiKeys(c.var.db, c.var.caller)), 200),
   )
   .openapi(
     createRoute({
@@ -56,7 +56,7 @@ export const apiKeysRouter = createRouter()
       },
     }),
     async (c) => {
-      const key = await createApiKey(c.var.db, c.var.principal.userId, c.req.valid('json').name);
+      const key = await createApiKey(c.var.db, c.var.caller, c.req.valid('json').name);
       return c.json(ok(key, 'API key created. Store it now: it will not be shown again.'), 201);
     },
   )
@@ -71,7 +71,7 @@ export const apiKeysRouter = createRouter()
       responses: { 200: jsonResponse(messageEnvelope, 'Revoked'), ...errorResponses(401, 404, 422, 429) },
     }),
     async (c) => {
-      await revokeApiKey(c.var.db, c.var.principal.userId, c.req.valid('param').id);
+      await revokeApiKey(c.var.db, c.var.caller, c.req.valid('param').id);
       return c.json({ success: true as const, message: 'API key revoked.' }, 200);
     },
   );

@@ -6,7 +6,7 @@ import { idempotent } from '../middleware/idempotency';
 import { purgeStock } from '../middleware/stock-cache';
 import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
-import { cancelOrder, getOrder, listOrders, purchase, type OrderWithItems as PlacedOrder } from '../services/orders';
+import { cancelOrder, getOrder, listOrders, purchase, purchaseReplay, type OrderWithItems as PlacedOrder } from '../services/orders';
 import { Order, OrderWithItems, presentOrder, presentOrderWithItems } from './representations';
 
 const MAX_QUANTITY = 1000;
@@ -39,7 +39,7 @@ export const ordersRouter = createRouter()
     }),
     async (c) => {
       const page = c.req.valid('query');
-      const { rows, total } = await listOrders(c.var.db, c.var.principal.userId, page);
+      const { rows, total } = await listOrders(c.var.db, c.var.caller, page);
       return c.json(paged(rows.map(presentOrder), page, total), 200);
     },
   )
@@ -59,17 +59,16 @@ export const ordersRouter = createRouter()
     }),
     async (c) => {
       const body = c.req.valid('json');
-      const { userId } = c.var.principal;
       const placed = (order: PlacedOrder) => ({ status: 201 as const, body: ok(presentOrderWithItems(order), 'Order placed successfully.') });
       return idempotent(
         c,
         body,
         async (claim) => {
-          const order = await purchase(c.var.db, userId, body.product_id, body.quantity, claim);
+          const order = await purchase(c.var.db, c.var.caller, body.product_id, body.quantity, claim);
           await purgeStock(c, [body.product_id]);
           return placed(order);
         },
-        async (orderId) => placed(await getOrder(c.var.db, userId, orderId)),
+        { related: purchaseReplay.related, render: (snapshot, related) => placed(purchaseReplay.load(snapshot, related)) },
       );
     },
   )
@@ -83,7 +82,7 @@ export const ordersRouter = createRouter()
       request: { params: IdParams },
       responses: { 200: jsonResponse(envelope(OrderWithItems), 'The order'), ...errorResponses(401, 404, 422, 429) },
     }),
-    async (c) => c.json(ok(presentOrderWithItems(await getOrder(c.var.db, c.var.principal.userId, c.req.valid('param').id))), 200),
+    async (c) => c.json(ok(presentOrderWithItems(await getOrder(c.var.db, c.var.caller, c.req.valid('param').id))), 200),
   )
   .openapi(
     createRoute({
@@ -104,7 +103,6 @@ export const ordersRouter = createRouter()
     }),
     async (c) => {
       const { id } = c.req.valid('param');
-      const { userId } = c.var.principal;
       const cancelled = (order: OrderRow) => ({
         status: 200 as const,
         body: ok({ refunded_amount: centsToAmount(order.totalAmountCents), order: presentOrder(order) }, 'Order cancelled and refunded.'),
@@ -113,11 +111,11 @@ export const ordersRouter = createRouter()
         c,
         { order_id: id },
         async (claim) => {
-          const { order } = await cancelOrder(c.var.db, userId, id, claim);
+          const { order } = await cancelOrder(c.var.db, c.var.caller, id, claim);
           await purgeStock(c, [order.productId]);
           return cancelled(order);
         },
-        async (orderId) => cancelled((await getOrder(c.var.db, userId, orderId)).order),
+        { render: (snapshot) => cancelled(snapshot as OrderRow) },
       );
     },
   )
@@ -135,7 +133,7 @@ export const ordersRouter = createRouter()
       },
     }),
     async (c) => {
-      const { order, stockItems } = await getOrder(c.var.db, c.var.principal.userId, c.req.valid('param').id);
+      const { order, stockItems } = await getOrder(c.var.db, c.var.caller, c.req.valid('param').id);
       const body = stockItems.map((item) => `${item}\n`).join('');
       return c.text(body, 200, {
         'Content-Type': 'text/plain; charset=utf-8',

@@ -58,7 +58,7 @@ export const userRouter = createRouter()
       security: securedByApiKey,
       responses: { 200: jsonResponse(envelope(UserProfileSchema), 'The profile'), ...errorResponses(401, 429) },
     }),
-    async (c) => c.json(ok(presentProfile(await getProfile(c.var.db, c.var.principal.userId))), 200),
+    async (c) => c.json(ok(presentProfile(await getProfile(c.var.db, c.var.caller))), 200),
   )
   .openapi(
     createRoute({
@@ -71,7 +71,7 @@ export const userRouter = createRouter()
       responses: { 200: jsonResponse(envelope(UserProfileSchema), 'Updated'), ...errorResponses(401, 422, 429) },
     }),
     async (c) => {
-      const profile = await updateProfile(c.var.db, c.var.principal.userId, c.req.valid('json'));
+      const profile = await updateProfile(c.var.db, c.var.caller, c.req.valid('json'));
       return c.json(ok(presentProfile(profile), 'Profile updated.'), 200);
     },
   )
@@ -90,7 +90,7 @@ export const userRouter = createRouter()
       if (body.new_password !== body.new_password_confirmation) {
         throw fieldError('new_password', 'The new_password confirmation does not match.');
       }
-      await changePassword(c.var.db, c.var.principal.userId, body.current_password, body.new_password);
+      await changePassword(c.var.db, c.var.caller, body.current_password, body.new_password);
       return c.body(null, 200);
     },
   )
@@ -104,7 +104,7 @@ export const userRouter = createRouter()
       responses: { 200: jsonResponse(envelope(Dashboard), 'Statistics'), ...errorResponses(401, 429) },
     }),
     async (c) => {
-      const d = await getDashboard(c.var.db, c.var.principal.userId);
+      const d = await getDashboard(c.var.db, c.var.caller);
       return c.json(
         ok({
           balance: centsToAmount(d.balanceCents),

@@ -52,7 +52,7 @@ export const walletRouter = createRouter()
       },
     }),
     async (c) => {
-      const balance = centsToAmount(await getBalanceCents(c.var.db, c.var.principal.userId));
+      const balance = centsToAmount(await getBalanceCents(c.var.db, c.var.caller));
       return c.json(ok({ balance, currency: 'USD' as const }), 200);
     },
   )
@@ -68,7 +68,7 @@ export const walletRouter = createRouter()
     }),
     async (c) => {
       const page = c.req.valid('query');
-      const { rows, total } = await listTransactions(c.var.db, c.var.principal.userId, page);
+      const { rows, total } = await listTransactions(c.var.db, c.var.caller, page);
       return c.json(paged(rows.map(presentTransaction), page, total), 200);
     },
   )
@@ -85,7 +85,6 @@ export const walletRouter = createRouter()
     }),
     async (c) => {
       const body = c.req.valid('json');
-      const { userId } = c.var.principal;
       const created = (deposit: DepositRow) => {
         const d = presentDeposit(deposit);
         const data = {
@@ -103,8 +102,8 @@ export const walletRouter = createRouter()
       return idempotent(
         c,
         body,
-        async (claim) => created(await createDeposit(c.var.db, readConfig(c.env), userId, request, claim)),
-        async (depositId) => created(await getDeposit(c.var.db, userId, depositId)),
+        async (claim) => created(await createDeposit(c.var.db, readConfig(c.env), c.var.caller, request, claim)),
+        { render: (snapshot) => created(snapshot as DepositRow) },
       );
     },
   )
@@ -120,7 +119,7 @@ export const walletRouter = createRouter()
     }),
     async (c) => {
       const page = c.req.valid('query');
-      const { rows, total } = await listDeposits(c.var.db, c.var.principal.userId, page);
+      const { rows, total } = await listDeposits(c.var.db, c.var.caller, page);
       return c.json(paged(rows.map(presentDeposit), page, total), 200);
     },
   )
@@ -135,7 +134,7 @@ export const walletRouter = createRouter()
       responses: { 200: jsonResponse(envelope(DepositStatus), 'The deposit'), ...errorResponses(401, 404, 422, 429) },
     }),
     async (c) => {
-      const deposit = await getDeposit(c.var.db, c.var.principal.userId, c.req.valid('param').id);
+      const deposit = await getDeposit(c.var.db, c.var.caller, c.req.valid('param').id);
       return c.json(ok(presentDepositStatus(deposit)), 200);
     },
   );

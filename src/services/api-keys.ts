@@ -1,15 +1,14 @@
-import { and, desc, eq, isNull, sql, type SQL } from 'drizzle-orm';
-import { rowsOf, runBatch } from '../db/batch';
-import { getDb, type Db } from '../db/client';
-import { apiKeys } from '../db/schema';
-import type { Principal } from '../env';
+import { sql, type SQL } from 'drizzle-orm';
+import { rowsOf } from '../db/batch';
+import type { Db } from '../db/client';
 import { randomBase62, sha256Hex } from '../lib/crypto';
 import { ApiError, notFound } from '../lib/errors';
 import { isoNow } from '../lib/time';
+import { readAs, writeAs, type Caller } from './caller';
 
 export const MAX_ACTIVE_KEYS = 5;
 const KEY_PREFIX = 'sk_live_';
-const KEY_SHAPE = /^sk_live_[0-9A-Za-z]{40}$/;
+export const API_KEY_SHAPE = /^sk_live_[0-9A-Za-z]{40}$/;
 // last_used_at is refreshed at most once a minute per key, so authentication is not a write per request.
 const LAST_USED_RESOLUTION_MS = 60_000;
 
@@ -53,54 +52,46 @@ export interface CreatedKey {
   created_at: string;
 }
 
-export async function createApiKey(d1: Db, userId: number, name: string): Promise<CreatedKey> {
+export async function createApiKey(d1: Db, caller: Caller, name: string): Promise<CreatedKey> {
   const issued = await issueKey();
-  const [row] = rowsOf<KeyRow>((await runBatch(d1, [insertKeyUnderLimit(sql`${userId}`, name, issued, isoNow())]))[0]);
+  const [created] = await writeAs(d1, caller, {
+    writes: [insertKeyUnderLimit(caller.userId, name, issued, isoNow())],
+    reads: [sql`SELECT id, name, key_preview, created_at FROM api_keys WHERE key_hash = ${issued.keyHash}`],
+    committed: ([row]) => rowsOf(row).length > 0,
+  });
+  const [row] = rowsOf<KeyRow>(created);
   if (!row) {
     throw new ApiError('API_KEY_LIMIT_REACHED', `A user can have at most ${MAX_ACTIVE_KEYS} active API keys. Revoke one first.`);
   }
   return { ...row, key: issued.key, api_key: issued.key };
 }
 
-export async function listApiKeys(d1: Db, userId: number) {
-  return getDb(d1)
-    .select({
-      id: apiKeys.id,
-      name: apiKeys.name,
-      key_preview: apiKeys.keyPreview,
-      last_used_at: apiKeys.lastUsedAt,
-      created_at: apiKeys.createdAt,
-    })
-    .from(apiKeys)
-    .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
-    .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id));
+export async function listApiKeys(d1: Db, caller: Caller) {
+  const [keys] = await readAs(d1, caller, [
+    sql`SELECT id, name, key_preview, last_used_at, created_at FROM api_keys
+        WHERE user_id = ${caller.userId} AND revoked_at IS NULL ORDER BY created_at DESC, id DESC`,
+  ]);
+  return rowsOf<KeyRow & { last_used_at: string | null }>(keys);
 }
 
-export async function revokeApiKey(d1: Db, userId: number, keyId: number): Promise<void> {
-  const result = await d1
-    .prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL')
-    .bind(isoNow(), keyId, userId)
-    .run();
-  if (result.meta.changes === 0) throw notFound('API key');
+/** Revoke one of the caller's keys (the very key of the request included: it is proved before the revoke). */
+export async function revokeApiKey(d1: Db, caller: Caller, keyId: number): Promise<void> {
+  const now = isoNow();
+  const [revoked] = await writeAs(d1, caller, {
+    writes: [sql`UPDATE api_keys SET revoked_at = ${now} WHERE id = ${keyId} AND user_id = ${caller.userId} AND revoked_at IS NULL`],
+    // The revocation time, generated here, says whether this very request revoked the key.
+    reads: [sql`SELECT id FROM api_keys WHERE id = ${keyId} AND revoked_at = ${now}`],
+    committed: ([row]) => rowsOf(row).length > 0,
+  });
+  if (rowsOf(revoked).length === 0) throw notFound('API key');
 }
 
-export interface Authenticated extends Principal {
-  /** Set when last_used_at is stale: the caller runs it after the response (waitUntil). */
-  touch?: () => Promise<unknown>;
-}
-
-/** The principal of a presented key, or null for unknown, malformed and revoked keys. */
-export async function authenticateApiKey(d1: Db, presented: string): Promise<Authenticated | null> {
-  if (!KEY_SHAPE.test(presented)) return null;
-  const row = await d1
-    .prepare('SELECT id, user_id, last_used_at FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL')
-    .bind(await sha256Hex(presented))
-    .first<{ id: number; user_id: number; last_used_at: string | null }>();
-  if (!row) return null;
+/** After a request the key authenticated: refresh last_used_at when it is older than a minute. */
+export function touchApiKey(d1: Db, keyHash: string, lastUsedAt: string | null): Promise<unknown> | null {
   const now = Date.now();
-  const stale = row.last_used_at === null || Date.parse(row.last_used_at) <= now - LAST_USED_RESOLUTION_MS;
-  const touch = stale
-    ? () => d1.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?').bind(isoNow(now), row.id).run()
-    : undefined;
-  return { userId: row.user_id, apiKeyId: row.id, touch };
+  if (lastUsedAt !== null && Date.parse(lastUsedAt) > now - LAST_USED_RESOLUTION_MS) return null;
+  return d1
+    .prepare('UPDATE api_keys SET last_used_at = ? WHERE key_hash = ? AND (last_used_at IS NULL OR last_used_at <= ?)')
+    .bind(isoNow(now), keyHash, isoNow(now - LAST_USED_RESOLUTION_MS))
+    .run();
 }

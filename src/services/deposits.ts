@@ -1,5 +1,6 @@
-import { and, count, desc, eq, sql } from 'drizzle-orm';
-import { changesOf, columnsOf, rowsOf, runBatch } from '../db/batch';
+import { eq, sql } from 'drizzle-orm';
+import { columnsOf, rowJson, rowsOf } from '../db/batch';
+import { writeBatch } from '../db/d1';
 import { getDb, type Db } from '../db/client';
 import { deposits, type DepositRow } from '../db/schema';
 import type { Config } from '../env';
@@ -7,6 +8,7 @@ import { ApiError, notFound } from '../lib/errors';
 import { formatUsd } from '../lib/money';
 import { pageWindow, type Page } from '../lib/pagination';
 import { addMinutes, isoNow } from '../lib/time';
+import { randomBase62 } from '../lib/crypto';
 import {
   DEFAULT_CRYPTO_CURRENCY,
   getGateway,
@@ -16,6 +18,7 @@ import {
   type GatewayInput,
   type GatewayName,
 } from './gateways';
+import { readAs, writeAs, type Caller } from './caller';
 import { recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
 
@@ -28,35 +31,30 @@ export interface DepositRequest {
 export async function createDeposit(
   d1: Db,
   config: Config,
-  userId: number,
+  caller: Caller,
   request: DepositRequest,
   claim?: IdempotencyClaim,
 ): Promise<DepositRow> {
   const gateway = getGateway(normaliseGateway(request.gateway), config);
   const now = isoNow();
   const cryptoCurrency = gateway.isCrypto ? (request.cryptoCurrency ?? DEFAULT_CRYPTO_CURRENCY) : null;
-  const [inserted] = await runBatch(d1, [
-    sql`INSERT INTO deposits (user_id, amount_cents, gateway, crypto_currency, status, expires_at, created_at, updated_at)
-        VALUES (${userId}, ${request.amountCents}, ${gateway.name}, ${cryptoCurrency}, 'pending',
-                ${addMinutes(now, config.depositTtlMinutes)}, ${now}, ${now})
-        RETURNING ${columnsOf(deposits)}`,
-    // last_insert_rowid() is the deposit just inserted: the batch runs on one connection, in order.
-    ...(claim ? recordClaim(claim, sql`SELECT last_insert_rowid() AS id`) : []),
-  ]);
-  const [pending] = rowsOf<DepositRow>(inserted);
-  // The gateway is asked for an invoice once the deposit exists (a real gateway needs our reference).
-  const invoice = await gateway.createInvoice({
-    depositId: pending.id,
-    amountCents: pending.amountCents,
-    cryptoCurrency,
-    expiresAt: pending.expiresAt,
+  // Generated before the batch: the batch's statements find the new deposit by it, and so does a retry after a fault.
+  const reference = `dep_${randomBase62(24)}`;
+  const depositId = sql`(SELECT id FROM deposits WHERE reference = ${reference})`;
+  const invoice = gateway.invoiceColumns(depositId);
+  const [created] = await writeAs(d1, caller, {
+    writes: [
+      sql`INSERT INTO deposits (user_id, amount_cents, gateway, crypto_currency, status, expires_at, created_at, updated_at, reference)
+          SELECT ${caller.userId}, ${request.amountCents}, ${gateway.name}, ${cryptoCurrency}, 'pending',
+                 ${addMinutes(now, config.depositTtlMinutes)}, ${now}, ${now}, ${reference}
+          WHERE ${caller.userId} IS NOT NULL`,
+      sql`UPDATE deposits SET payment_url = ${invoice.paymentUrl}, external_id = ${invoice.externalId} WHERE reference = ${reference}`,
+      ...(claim ? recordClaim(caller, claim, sql`SELECT id, ${rowJson(deposits)} AS snapshot FROM deposits WHERE reference = ${reference}`) : []),
+    ],
+    reads: [sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE reference = ${reference}`],
+    committed: ([deposit]) => rowsOf(deposit).length > 0,
   });
-  const [deposit] = await getDb(d1)
-    .update(deposits)
-    .set({ paymentUrl: invoice.paymentUrl, externalId: invoice.externalId })
-    .where(eq(deposits.id, pending.id))
-    .returning();
-  return deposit;
+  return rowsOf<DepositRow>(created)[0];
 }
 
 /**
@@ -66,22 +64,21 @@ export async function createDeposit(
 const asOfNow = (deposit: DepositRow, now = isoNow()): DepositRow =>
   deposit.status === 'pending' && deposit.expiresAt <= now ? { ...deposit, status: 'expired' } : deposit;
 
-export async function listDeposits(d1: Db, userId: number, page: Page) {
-  const db = getDb(d1);
+export async function listDeposits(d1: Db, caller: Caller, page: Page) {
   const { limit, offset } = pageWindow(page);
-  const [rows, [{ total }]] = await db.batch([
-    db.select().from(deposits).where(eq(deposits.userId, userId)).orderBy(desc(deposits.createdAt), desc(deposits.id)).limit(limit).offset(offset),
-    db.select({ total: count() }).from(deposits).where(eq(deposits.userId, userId)),
+  const [rows, total] = await readAs(d1, caller, [
+    sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE user_id = ${caller.userId} ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
+    sql`SELECT count(*) AS total FROM deposits WHERE user_id = ${caller.userId}`,
   ]);
   const now = isoNow();
-  return { rows: rows.map((row) => asOfNow(row, now)), total };
+  return { rows: rowsOf<DepositRow>(rows).map((row) => asOfNow(row, now)), total: rowsOf<{ total: number }>(total)[0].total };
 }
 
-export async function getDeposit(d1: Db, userId: number, depositId: number): Promise<DepositRow> {
-  const [deposit] = await getDb(d1)
-    .select()
-    .from(deposits)
-    .where(and(eq(deposits.id, depositId), eq(deposits.userId, userId)));
+export async function getDeposit(d1: Db, caller: Caller, depositId: number): Promise<DepositRow> {
+  const [found] = await readAs(d1, caller, [
+    sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE id = ${depositId} AND user_id = ${caller.userId}`,
+  ]);
+  const [deposit] = rowsOf<DepositRow>(found);
   if (!deposit) throw notFound('Deposit');
   return asOfNow(deposit);
 }
@@ -95,37 +92,43 @@ export async function getDeposit(d1: Db, userId: number, depositId: number): Pro
 export async function creditDeposit(d1: Db, deposit: DepositRow, transactionId: string): Promise<{ deposit: DepositRow; credited: boolean }> {
   const now = isoNow();
   const operationId = newOperationId();
-  const results = await runBatch(d1, [
-    ...walletMovement({
-      userId: deposit.userId,
-      type: 'deposit',
-      operationId,
-      now,
-      source: sql`
-        SELECT d.amount_cents AS amount,
-               'Deposit #' || d.id || ' via ' || d.gateway
-                 || CASE WHEN d.status = 'expired' OR d.expires_at <= ${now} THEN ' (paid after expiry)' ELSE '' END AS description,
-               NULL AS order_id, d.id AS deposit_id
-        FROM deposits d
-        WHERE d.id = ${deposit.id} AND d.status <> 'paid'
-          AND NOT EXISTS (SELECT 1 FROM wallet_transactions t WHERE t.deposit_id = d.id AND t.type = 'deposit')`,
-    }),
-    sql`UPDATE deposits SET status = 'paid', paid_at = ${now}, transaction_id = ${transactionId}, updated_at = ${now}
-        WHERE id = ${deposit.id} AND EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId})`,
-    sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE id = ${deposit.id}`,
-  ]);
-  const [updated] = rowsOf<DepositRow>(results[3]);
-  return { deposit: updated, credited: changesOf(results[0]) === 1 };
+  const [read, credit] = (
+    await writeBatch(d1, {
+      writes: [
+        ...walletMovement({
+          userId: deposit.userId,
+          type: 'deposit',
+          operationId,
+          now,
+          source: sql`
+            SELECT d.amount_cents AS amount,
+                   'Deposit #' || d.id || ' via ' || d.gateway
+                     || CASE WHEN d.status = 'expired' OR d.expires_at <= ${now} THEN ' (paid after expiry)' ELSE '' END AS description,
+                   NULL AS order_id, d.id AS deposit_id
+            FROM deposits d
+            WHERE d.id = ${deposit.id} AND d.status <> 'paid'
+              AND NOT EXISTS (SELECT 1 FROM wallet_transactions t WHERE t.deposit_id = d.id AND t.type = 'deposit')`,
+        }),
+        sql`UPDATE deposits SET status = 'paid', paid_at = ${now}, transaction_id = ${transactionId}, updated_at = ${now}
+            WHERE id = ${deposit.id} AND EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId})`,
+      ],
+      reads: [sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE id = ${deposit.id}`, sql`SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId}`],
+      // Paid by this batch or by another one: either way the credit exists once and a re-run would change nothing.
+      committed: ([row]) => rowsOf<DepositRow>(row)[0]?.status === 'paid',
+    })
+  ).reads;
+  return { deposit: rowsOf<DepositRow>(read)[0], credited: rowsOf(credit).length > 0 };
 }
 
 /** A gateway's failed/expired verdict closes a pending deposit without credit; a paid one is never reopened. */
 async function closeDeposit(d1: Db, deposit: DepositRow, status: 'failed' | 'expired'): Promise<DepositRow> {
   const now = isoNow();
-  const [, read] = await runBatch(d1, [
-    sql`UPDATE deposits SET status = ${status}, updated_at = ${now} WHERE id = ${deposit.id} AND status = 'pending'`,
-    sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE id = ${deposit.id}`,
-  ]);
-  return rowsOf<DepositRow>(read)[0];
+  const { reads } = await writeBatch(d1, {
+    writes: [sql`UPDATE deposits SET status = ${status}, updated_at = ${now} WHERE id = ${deposit.id} AND status = 'pending'`],
+    reads: [sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE id = ${deposit.id}`],
+    committed: ([row]) => rowsOf<DepositRow>(row)[0]?.status !== 'pending',
+  });
+  return rowsOf<DepositRow>(reads[0])[0];
 }
 
 export async function findDeposit(d1: Db, depositId: number): Promise<DepositRow> {

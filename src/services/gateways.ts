@@ -1,3 +1,4 @@
+import { sql, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Config } from '../env';
 import { hmacSha256Hex, timingSafeEqualStrings } from '../lib/crypto';
@@ -17,16 +18,10 @@ export const DEFAULT_CRYPTO_CURRENCY: CryptoCurrency = 'USDT';
 export const WEBHOOK_STATUSES = ['paid', 'failed', 'expired'] as const;
 export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
 
-export interface InvoiceRequest {
-  depositId: number;
-  amountCents: number;
-  cryptoCurrency: CryptoCurrency | null;
-  expiresAt: string;
-}
-
-export interface Invoice {
-  paymentUrl: string;
-  externalId: string;
+/** Where the buyer pays a deposit, and the gateway's id for it, as SQL values written in the deposit's own batch. */
+export interface InvoiceColumns {
+  paymentUrl: SQL;
+  externalId: SQL;
 }
 
 /** What a gateway tells us about a deposit, whatever its wire format. */
@@ -46,7 +41,12 @@ export interface SignedWebhook {
 export interface PaymentGateway {
   readonly name: GatewayName;
   readonly isCrypto: boolean;
-  createInvoice(request: InvoiceRequest): Promise<Invoice>;
+  /**
+   * The invoice of a deposit being created, from its id (a scalar SQL subquery): nothing is called after the
+   * deposit's batch commits, so a deposit never exists without its payment page. A vendor whose API must create
+   * the invoice over the network does it before the batch, keyed on the deposit's reference, and returns literals.
+   */
+  invoiceColumns(depositId: SQL): InvoiceColumns;
   /** Authenticates a webhook (401 when it is not from the gateway) and parses it (422 when malformed). */
   parseWebhook(rawBody: string, headers: Headers, nowMs: number): Promise<GatewayEvent>;
   /** A webhook exactly as the gateway would send it: used by the local checkout page. */
@@ -99,8 +99,11 @@ class GenericGateway implements PaymentGateway {
     return this.config.webhookSecrets[this.name];
   }
 
-  async createInvoice(request: InvoiceRequest): Promise<Invoice> {
-    return { paymentUrl: `${this.config.paymentBaseUrl}/pay/${request.depositId}`, externalId: `${this.name}_${request.depositId}` };
+  invoiceColumns(depositId: SQL): InvoiceColumns {
+    return {
+      paymentUrl: sql`${`${this.config.paymentBaseUrl}/pay/`} || ${depositId}`,
+      externalId: sql`${`${this.name}_`} || ${depositId}`,
+    };
   }
 
   async parseWebhook(rawBody: string, headers: Headers, nowMs: number): Promise<GatewayEvent> {

@@ -3,7 +3,8 @@ import { sql, type SQL } from 'drizzle-orm';
 export type TransactionType = 'deposit' | 'purchase' | 'refund' | 'adjustment';
 
 export interface WalletMovement {
-  userId: number;
+  /** The user's id, or a scalar SQL expression of it (a caller's credential subquery). */
+  userId: number | SQL;
   type: TransactionType;
   /**
    * A SELECT yielding one row (`amount`, `description`, `order_id`, `deposit_id`) when the movement applies and

@@ -1,12 +1,13 @@
-import { and, asc, count, desc, eq, sql } from 'drizzle-orm';
-import { columnsOf, changesOf, rowsOf, runBatch } from '../db/batch';
+import { sql, type SQL } from 'drizzle-orm';
+import { columnsOf, rowJson, rowsOf } from '../db/batch';
 import { getDb, type Db } from '../db/client';
-import { orders, stockItems, type OrderRow } from '../db/schema';
+import { orders, type OrderRow } from '../db/schema';
 import { randomBase62 } from '../lib/crypto';
 import { ApiError, notFound } from '../lib/errors';
 import { centsToAmount } from '../lib/money';
 import { pageWindow, type Page } from '../lib/pagination';
 import { isoNow } from '../lib/time';
+import { readAs, writeAs, type Caller } from './caller';
 import { recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
 
@@ -17,170 +18,165 @@ export interface OrderWithItems {
 
 const newOrderNumber = (now: string) => `ORD-${now.slice(0, 10).replaceAll('-', '')}-${randomBase62(10).toUpperCase()}`;
 
-// A batch that created nothing is retried when a re-read shows nothing wrong: state moved between the two reads.
-const PURCHASE_ATTEMPTS = 3;
+const orderByNumber = (orderNumber: string) => sql`SELECT ${columnsOf(orders)} FROM orders WHERE order_number = ${orderNumber}`;
+const itemsOf = (orderId: SQL | number) => sql`SELECT content FROM stock_items WHERE order_id = ${orderId} ORDER BY id`;
+const contentsOf = (result: D1Result | undefined) => rowsOf<{ content: string }>(result).map((i) => i.content);
+
+interface PurchaseState {
+  product_id: number | null;
+  active: number;
+  stock_count: number;
+  price_cents: number;
+  allowed_quantities: string | null;
+  balance_cents: number;
+}
 
 /**
  * Buy `quantity` items of a product: one D1 batch that creates the order only if the product is active, the pack size
  * is allowed, enough stock is available and the balance covers it; every later statement is keyed on the order number
  * generated here, so the debit, the claimed items, the ledger row and the stock_count decrement all happen or none do.
+ * The batch ends with reads: the order and its items, or, when nothing was created, the state that says why.
  */
-export async function purchase(d1: Db, userId: number, productId: number, quantity: number, claim?: IdempotencyClaim): Promise<OrderWithItems> {
-  for (let attempt = 1; ; attempt++) {
-    const result = await tryPurchase(d1, userId, productId, quantity, claim);
-    if (result) return result;
-    await explainFailedPurchase(d1, userId, productId, quantity);
-    if (attempt >= PURCHASE_ATTEMPTS) throw new ApiError('INSUFFICIENT_STOCK', 'The product is in high demand; please retry.', { code: 'INSUFFICIENT_STOCK', requested: quantity, available: 0 });
-  }
-}
-
-async function tryPurchase(d1: Db, userId: number, productId: number, quantity: number, claim?: IdempotencyClaim): Promise<OrderWithItems | null> {
+export async function purchase(d1: Db, caller: Caller, productId: number, quantity: number, claim?: IdempotencyClaim): Promise<OrderWithItems> {
   const now = isoNow();
   const orderNumber = newOrderNumber(now);
   const orderExists = sql`EXISTS (SELECT 1 FROM orders WHERE order_number = ${orderNumber})`;
   const orderId = sql`(SELECT id FROM orders WHERE order_number = ${orderNumber})`;
 
-  const results = await runBatch(d1, [
-    sql`
-      INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, unit_price_cents, total_amount_cents, status, created_at, updated_at)
-      SELECT ${orderNumber}, u.id, p.id, p.name, ${quantity}, p.price_cents, p.price_cents * ${quantity}, 'pending', ${now}, ${now}
-      FROM products p JOIN users u ON u.id = ${userId}
-      WHERE p.id = ${productId} AND p.active = 1 AND p.stock_count >= ${quantity}
-        AND u.balance_cents >= p.price_cents * ${quantity}
-        AND (p.allowed_quantities IS NULL OR ${quantity} IN (SELECT value FROM json_each(p.allowed_quantities)))`,
-    ...walletMovement({
-      userId,
-      type: 'purchase',
-      operationId: newOperationId(),
-      now,
-      source: sql`
-        SELECT -o.total_amount_cents AS amount, 'Purchase ' || o.order_number || ': ' || o.quantity || ' x ' || o.product_name AS description,
-               o.id AS order_id, NULL AS deposit_id
-        FROM orders o WHERE o.order_number = ${orderNumber}`,
-    }),
-    sql`
-      UPDATE stock_items SET status = 'sold', order_id = ${orderId}
-      WHERE id IN (SELECT id FROM stock_items WHERE product_id = ${productId} AND status = 'available' ORDER BY id LIMIT ${quantity})
-        AND ${orderExists}`,
-    sql`UPDATE products SET stock_count = stock_count - ${quantity} WHERE id = ${productId} AND ${orderExists}`,
-    // Backstop: quantity is re-derived from the items actually claimed; a short claim violates the orders CHECK and
-    // rolls the whole batch back.
-    sql`UPDATE orders SET quantity = (SELECT count(*) FROM stock_items WHERE order_id = orders.id) WHERE order_number = ${orderNumber}`,
-    sql`SELECT ${columnsOf(orders)} FROM orders WHERE order_number = ${orderNumber}`,
-    sql`SELECT content FROM stock_items WHERE order_id = ${orderId} ORDER BY id`,
-    ...(claim ? recordClaim(claim, sql`SELECT id FROM orders WHERE order_number = ${orderNumber}`) : []),
-  ]);
-  const [order] = rowsOf<OrderRow>(results[6]);
-  if (changesOf(results[0]) === 0 || !order) return null;
-  return { order, stockItems: rowsOf<{ content: string }>(results[7]).map((i) => i.content) };
+  const [orderResult, itemsResult, stateResult] = await writeAs(d1, caller, {
+    writes: [
+      sql`
+        INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, unit_price_cents, total_amount_cents, status, created_at, updated_at)
+        SELECT ${orderNumber}, u.id, p.id, p.name, ${quantity}, p.price_cents, p.price_cents * ${quantity}, 'pending', ${now}, ${now}
+        FROM products p JOIN users u ON u.id = ${caller.userId}
+        WHERE p.id = ${productId} AND p.active = 1 AND p.stock_count >= ${quantity}
+          AND u.balance_cents >= p.price_cents * ${quantity}
+          AND (p.allowed_quantities IS NULL OR ${quantity} IN (SELECT value FROM json_each(p.allowed_quantities)))`,
+      ...walletMovement({
+        userId: caller.userId,
+        type: 'purchase',
+        operationId: newOperationId(),
+        now,
+        source: sql`
+          SELECT -o.total_amount_cents AS amount, 'Purchase ' || o.order_number || ': ' || o.quantity || ' x ' || o.product_name AS description,
+                 o.id AS order_id, NULL AS deposit_id
+          FROM orders o WHERE o.order_number = ${orderNumber}`,
+      }),
+      sql`
+        UPDATE stock_items SET status = 'sold', order_id = ${orderId}
+        WHERE id IN (SELECT id FROM stock_items WHERE product_id = ${productId} AND status = 'available' ORDER BY id LIMIT ${quantity})
+          AND ${orderExists}`,
+      sql`UPDATE products SET stock_count = stock_count - ${quantity} WHERE id = ${productId} AND ${orderExists}`,
+      // Backstop: quantity is re-derived from the items actually claimed; a short claim violates the orders CHECK and
+      // rolls the whole batch back.
+      sql`UPDATE orders SET quantity = (SELECT count(*) FROM stock_items WHERE order_id = orders.id) WHERE order_number = ${orderNumber}`,
+      ...(claim ? recordClaim(caller, claim, sql`SELECT id, ${rowJson(orders)} AS snapshot FROM orders WHERE order_number = ${orderNumber}`) : []),
+    ],
+    reads: [
+      orderByNumber(orderNumber),
+      itemsOf(orderId),
+      sql`SELECT p.id AS product_id, p.active, p.stock_count, p.price_cents, p.allowed_quantities, u.balance_cents
+          FROM users u LEFT JOIN products p ON p.id = ${productId} WHERE u.id = ${caller.userId}`,
+    ],
+    committed: ([order]) => rowsOf(order).length > 0,
+  });
+  const [order] = rowsOf<OrderRow>(orderResult);
+  if (order) return { order, stockItems: contentsOf(itemsResult) };
+  throw purchaseRefusal(rowsOf<PurchaseState>(stateResult)[0], quantity);
 }
 
-/** One read after a purchase batch that created nothing, to say why. Returns when nothing explains it. */
-async function explainFailedPurchase(d1: Db, userId: number, productId: number, quantity: number): Promise<void> {
-  const row = await d1
-    .prepare(
-      `SELECT p.id AS product_id, p.active, p.stock_count, p.price_cents, p.allowed_quantities, u.balance_cents
-       FROM users u LEFT JOIN products p ON p.id = ? WHERE u.id = ?`,
-    )
-    .bind(productId, userId)
-    .first<{
-      product_id: number | null;
-      active: number;
-      stock_count: number;
-      price_cents: number;
-      allowed_quantities: string | null;
-      balance_cents: number;
-    }>();
-  if (!row || row.product_id === null) throw notFound('Product');
-  if (row.active !== 1) throw new ApiError('PRODUCT_UNAVAILABLE', 'This product is not available for sale.');
-  const allowed = row.allowed_quantities === null ? null : (JSON.parse(row.allowed_quantities) as number[]);
+/** Why a purchase batch created nothing, from the state it read right after (the same transaction). */
+function purchaseRefusal(state: PurchaseState | undefined, quantity: number): ApiError {
+  if (!state || state.product_id === null) return notFound('Product');
+  if (state.active !== 1) return new ApiError('PRODUCT_UNAVAILABLE', 'This product is not available for sale.');
+  const allowed = state.allowed_quantities === null ? null : (JSON.parse(state.allowed_quantities) as number[]);
   if (allowed && !allowed.includes(quantity)) {
-    throw new ApiError('INVALID_PACK_SIZE', `This product is sold in packs of ${allowed.join(', ')}.`, {
+    return new ApiError('INVALID_PACK_SIZE', `This product is sold in packs of ${allowed.join(', ')}.`, {
       code: 'INVALID_PACK_SIZE',
       allowed_quantities: allowed,
     });
   }
-  if (row.stock_count < quantity) {
-    throw new ApiError('INSUFFICIENT_STOCK', `Only ${row.stock_count} item(s) in stock.`, {
+  if (state.stock_count < quantity) {
+    return new ApiError('INSUFFICIENT_STOCK', `Only ${state.stock_count} item(s) in stock.`, {
       code: 'INSUFFICIENT_STOCK',
       requested: quantity,
-      available: row.stock_count,
+      available: state.stock_count,
     });
   }
-  const requiredCents = row.price_cents * quantity;
-  if (row.balance_cents < requiredCents) {
-    throw new ApiError('INSUFFICIENT_BALANCE', 'Insufficient wallet balance.', {
-      code: 'INSUFFICIENT_BALANCE',
-      required: centsToAmount(requiredCents),
-      balance: centsToAmount(row.balance_cents),
-    });
-  }
+  const requiredCents = state.price_cents * quantity;
+  return new ApiError('INSUFFICIENT_BALANCE', 'Insufficient wallet balance.', {
+    code: 'INSUFFICIENT_BALANCE',
+    required: centsToAmount(requiredCents),
+    balance: centsToAmount(state.balance_cents),
+  });
 }
 
 /**
  * Cancel a pending order: one batch guarded by `status = 'pending'` that cancels it, writes the refund ledger row
  * (at most one per order), credits the wallet and revokes the delivered items (they were disclosed: never resold).
+ * The refund's operation id, generated here, says whether this very request cancelled the order.
  */
-export async function cancelOrder(
-  d1: Db,
-  userId: number,
-  orderId: number,
-  claim?: IdempotencyClaim,
-): Promise<{ order: OrderRow; refundedCents: number }> {
+export async function cancelOrder(d1: Db, caller: Caller, orderId: number, claim?: IdempotencyClaim): Promise<{ order: OrderRow; refundedCents: number }> {
   const now = isoNow();
   const operationId = newOperationId();
-  const results = await runBatch(d1, [
-    sql`UPDATE orders SET status = 'cancelled', updated_at = ${now} WHERE id = ${orderId} AND user_id = ${userId} AND status = 'pending'`,
-    ...walletMovement({
-      userId,
-      type: 'refund',
-      operationId,
-      now,
-      source: sql`
-        SELECT o.total_amount_cents AS amount, 'Refund for order ' || o.order_number AS description, o.id AS order_id, NULL AS deposit_id
-        FROM orders o
-        WHERE o.id = ${orderId} AND o.user_id = ${userId} AND o.status = 'cancelled'
-          AND NOT EXISTS (SELECT 1 FROM wallet_transactions t WHERE t.order_id = o.id AND t.type = 'refund')`,
-    }),
-    sql`
-      UPDATE stock_items SET status = 'revoked'
-      WHERE order_id = ${orderId} AND status = 'sold' AND EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId})`,
-    sql`SELECT ${columnsOf(orders)} FROM orders WHERE id = ${orderId} AND user_id = ${userId}`,
-    ...(claim
-      ? recordClaim(claim, sql`SELECT ${orderId} AS id WHERE EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId})`)
-      : []),
-  ]);
-  const [order] = rowsOf<OrderRow>(results[4]);
+  const refunded = sql`EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId})`;
+  const [orderResult, refundResult] = await writeAs(d1, caller, {
+    writes: [
+      sql`UPDATE orders SET status = 'cancelled', updated_at = ${now} WHERE id = ${orderId} AND user_id = ${caller.userId} AND status = 'pending'`,
+      ...walletMovement({
+        userId: caller.userId,
+        type: 'refund',
+        operationId,
+        now,
+        source: sql`
+          SELECT o.total_amount_cents AS amount, 'Refund for order ' || o.order_number AS description, o.id AS order_id, NULL AS deposit_id
+          FROM orders o
+          WHERE o.id = ${orderId} AND o.user_id = ${caller.userId} AND o.status = 'cancelled'
+            AND NOT EXISTS (SELECT 1 FROM wallet_transactions t WHERE t.order_id = o.id AND t.type = 'refund')`,
+      }),
+      sql`UPDATE stock_items SET status = 'revoked' WHERE order_id = ${orderId} AND status = 'sold' AND ${refunded}`,
+      ...(claim
+        ? recordClaim(caller, claim, sql`SELECT id, ${rowJson(orders)} AS snapshot FROM orders WHERE id = ${orderId} AND ${refunded}`)
+        : []),
+    ],
+    reads: [
+      sql`SELECT ${columnsOf(orders)} FROM orders WHERE id = ${orderId} AND user_id = ${caller.userId}`,
+      sql`SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId}`,
+    ],
+    committed: ([, refund]) => rowsOf(refund).length > 0,
+  });
+  const [order] = rowsOf<OrderRow>(orderResult);
   if (!order) throw notFound('Order');
-  if (changesOf(results[0]) === 0) {
+  if (rowsOf(refundResult).length === 0) {
     throw new ApiError('ORDER_NOT_CANCELLABLE', `Order ${order.orderNumber} is ${order.status} and cannot be cancelled.`);
   }
   return { order, refundedCents: order.totalAmountCents };
 }
 
-export async function listOrders(d1: Db, userId: number, page: Page) {
-  const db = getDb(d1);
+export async function listOrders(d1: Db, caller: Caller, page: Page) {
   const { limit, offset } = pageWindow(page);
-  const [rows, [{ total }]] = await db.batch([
-    db.select().from(orders).where(eq(orders.userId, userId)).orderBy(desc(orders.createdAt), desc(orders.id)).limit(limit).offset(offset),
-    db.select({ total: count() }).from(orders).where(eq(orders.userId, userId)),
+  const [rows, total] = await readAs(d1, caller, [
+    sql`SELECT ${columnsOf(orders)} FROM orders WHERE user_id = ${caller.userId} ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
+    sql`SELECT count(*) AS total FROM orders WHERE user_id = ${caller.userId}`,
   ]);
-  return { rows, total };
+  return { rows: rowsOf<OrderRow>(rows), total: rowsOf<{ total: number }>(total)[0].total };
 }
 
-export async function getOrder(d1: Db, userId: number, orderId: number): Promise<OrderWithItems> {
-  const db = getDb(d1);
-  const [[order], items] = await db.batch([
-    db.select().from(orders).where(and(eq(orders.id, orderId), eq(orders.userId, userId))),
-    db
-      .select({ content: stockItems.content })
-      .from(stockItems)
-      .where(sql`${stockItems.orderId} = ${orderId} AND EXISTS (SELECT 1 FROM orders WHERE id = ${orderId} AND user_id = ${userId})`)
-      .orderBy(asc(stockItems.id)),
+export async function getOrder(d1: Db, caller: Caller, orderId: number): Promise<OrderWithItems> {
+  const [orderResult, items] = await readAs(d1, caller, [
+    sql`SELECT ${columnsOf(orders)} FROM orders WHERE id = ${orderId} AND user_id = ${caller.userId}`,
+    itemsOf(sql`(SELECT id FROM orders WHERE id = ${orderId} AND user_id = ${caller.userId})`),
   ]);
+  const [order] = rowsOf<OrderRow>(orderResult);
   if (!order) throw notFound('Order');
-  return { order, stockItems: items.map((i) => i.content) };
+  return { order, stockItems: contentsOf(items) };
 }
+
+/** A purchase's first outcome, rendered again from its record: the order as it was, its items by reference. */
+export const purchaseReplay = {
+  related: (orderId: SQL) => [itemsOf(orderId)],
+  load: (snapshot: unknown, [items]: D1Result[]): OrderWithItems => ({ order: snapshot as OrderRow, stockItems: contentsOf(items) }),
+};
 
 /** Scheduled job: pending orders older than the hold period complete (and can no longer be cancelled). */
 export async function completeHeldOrders(d1: Db, now: string, holdHours: number, limit: number): Promise<number> {

@@ -1,20 +1,14 @@
-import { count, desc, eq, sql } from 'drizzle-orm';
-import { rowsOf, runBatch } from '../db/batch';
-import { getDb, type Db } from '../db/client';
+import { sql, type SQL } from 'drizzle-orm';
+import { columnsOf, rowsOf } from '../db/batch';
+import type { Db } from '../db/client';
+import { writeBatch } from '../db/d1';
 import { isUniqueViolation } from '../db/errors';
-import { orders, users, walletTransactions } from '../db/schema';
+import { orders, walletTransactions, type OrderRow, type TransactionRow } from '../db/schema';
 import { hashPassword, verifyPassword } from '../lib/crypto';
-import { fieldError, notFound } from '../lib/errors';
+import { fieldError } from '../lib/errors';
 import { isoNow } from '../lib/time';
 import { insertKeyUnderLimit, issueKey } from './api-keys';
-
-const profileColumns = {
-  id: users.id,
-  name: users.name,
-  email: users.email,
-  balanceCents: users.balanceCents,
-  createdAt: users.createdAt,
-};
+import { readAs, writeAs, type Caller } from './caller';
 
 export interface UserProfile {
   id: number;
@@ -27,19 +21,27 @@ export interface UserProfile {
 // Emails are unique case-insensitively (COLLATE NOCASE); a concurrent duplicate surfaces as the index violation.
 const emailTaken = () => fieldError('email', 'The email has already been taken.');
 
+const profileOf = (userId: SQL | number) =>
+  sql`SELECT id, name, email, balance_cents AS balanceCents, created_at AS createdAt FROM users WHERE id = ${userId}`;
+
 /** Operator creation of a user together with its first API key, in one batch. */
 export async function createUser(d1: Db, input: { name: string; email: string; password: string }) {
   const now = isoNow();
   const issued = await issueKey();
   const passwordHash = await hashPassword(input.password);
+  // The user is found by its first key's hash, generated here: unique, and known before the batch.
+  const ownerOfKey = sql`(SELECT user_id FROM api_keys WHERE key_hash = ${issued.keyHash})`;
   try {
-    const [created] = await runBatch(d1, [
-      sql`INSERT INTO users (name, email, password_hash, balance_cents, created_at, updated_at)
-          VALUES (${input.name}, ${input.email}, ${passwordHash}, 0, ${now}, ${now})
-          RETURNING id, name, email, balance_cents AS balanceCents, created_at AS createdAt`,
-      insertKeyUnderLimit(sql`(SELECT id FROM users WHERE email = ${input.email})`, 'Default key', issued, now),
-    ]);
-    const [user] = rowsOf<UserProfile>(created);
+    const { reads } = await writeBatch(d1, {
+      writes: [
+        sql`INSERT INTO users (name, email, password_hash, balance_cents, created_at, updated_at)
+            VALUES (${input.name}, ${input.email}, ${passwordHash}, 0, ${now}, ${now})`,
+        insertKeyUnderLimit(sql`last_insert_rowid()`, 'Default key', issued, now),
+      ],
+      reads: [profileOf(ownerOfKey)],
+      committed: ([user]) => rowsOf(user).length > 0,
+    });
+    const [user] = rowsOf<UserProfile>(reads[0]);
     return { user, apiKey: issued.key };
   } catch (err) {
     if (isUniqueViolation(err, 'users.email')) throw emailTaken();
@@ -47,65 +49,73 @@ export async function createUser(d1: Db, input: { name: string; email: string; p
   }
 }
 
-export async function getProfile(d1: Db, userId: number): Promise<UserProfile> {
-  const [user] = await getDb(d1).select(profileColumns).from(users).where(eq(users.id, userId));
-  if (!user) throw notFound('User');
-  return user;
+export async function getProfile(d1: Db, caller: Caller): Promise<UserProfile> {
+  const [user] = await readAs(d1, caller, [profileOf(caller.userId)]);
+  return rowsOf<UserProfile>(user)[0];
 }
 
-export async function updateProfile(d1: Db, userId: number, changes: { name?: string; email?: string }): Promise<UserProfile> {
-  const db = getDb(d1);
+export async function updateProfile(d1: Db, caller: Caller, changes: { name?: string; email?: string }): Promise<UserProfile> {
+  const now = isoNow();
+  const assignments = [
+    ...(changes.name === undefined ? [] : [sql`name = ${changes.name}`]),
+    ...(changes.email === undefined ? [] : [sql`email = ${changes.email}`]),
+    sql`updated_at = ${now}`,
+  ];
   try {
-    const [user] = await db
-      .update(users)
-      .set({ ...changes, updatedAt: isoNow() })
-      .where(eq(users.id, userId))
-      .returning(profileColumns);
-    if (!user) throw notFound('User');
-    return user;
+    const [user] = await writeAs(d1, caller, {
+      writes: [sql`UPDATE users SET ${sql.join(assignments, sql`, `)} WHERE id = ${caller.userId}`],
+      reads: [profileOf(caller.userId), sql`SELECT 1 FROM users WHERE id = ${caller.userId} AND updated_at = ${now}`],
+      committed: ([, row]) => rowsOf(row).length > 0,
+    });
+    return rowsOf<UserProfile>(user)[0];
   } catch (err) {
     if (isUniqueViolation(err, 'users.email')) throw emailTaken();
     throw err;
   }
 }
 
-export async function changePassword(d1: Db, userId: number, current: string, next: string): Promise<void> {
-  const db = getDb(d1);
-  const [user] = await db.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId));
-  if (!user) throw notFound('User');
+/**
+ * Two round trips, the one exception to one per request: the stored hash is read and verified (PBKDF2 runs in the
+ * worker, not in SQL), then replaced by a write guarded on the hash just verified, so a concurrent change is not
+ * silently overwritten.
+ */
+export async function changePassword(d1: Db, caller: Caller, current: string, next: string): Promise<void> {
+  const [stored] = await readAs(d1, caller, [sql`SELECT password_hash AS passwordHash FROM users WHERE id = ${caller.userId}`]);
+  const [user] = rowsOf<{ passwordHash: string }>(stored);
   if (!(await verifyPassword(current, user.passwordHash))) {
     throw fieldError('current_password', 'The current password is incorrect.');
   }
-  // Guarded on the hash just verified, so a concurrent change is not silently overwritten.
-  const result = await db.run(
-    sql`UPDATE users SET password_hash = ${await hashPassword(next)}, updated_at = ${isoNow()}
-        WHERE id = ${userId} AND password_hash = ${user.passwordHash}`,
-  );
-  if (result.meta.changes === 0) throw fieldError('current_password', 'The password was changed concurrently; try again.');
+  const nextHash = await hashPassword(next);
+  const [changed] = await writeAs(d1, caller, {
+    writes: [
+      sql`UPDATE users SET password_hash = ${nextHash}, updated_at = ${isoNow()} WHERE id = ${caller.userId} AND password_hash = ${user.passwordHash}`,
+    ],
+    // The new hash is salted afresh: finding it means this very request wrote it.
+    reads: [sql`SELECT 1 FROM users WHERE id = ${caller.userId} AND password_hash = ${nextHash}`],
+    committed: ([row]) => rowsOf(row).length > 0,
+  });
+  if (rowsOf(changed).length === 0) throw fieldError('current_password', 'The password was changed concurrently; try again.');
 }
 
 const RECENT = 5;
 
-export async function getDashboard(d1: Db, userId: number) {
-  const db = getDb(d1);
-  const [[user], [stats], recentOrders, recentTransactions] = await db.batch([
-    db.select({ balanceCents: users.balanceCents }).from(users).where(eq(users.id, userId)),
-    db
-      .select({
-        totalOrders: count(),
-        totalSpentCents: sql<number>`coalesce(sum(CASE WHEN ${orders.status} <> 'cancelled' THEN ${orders.totalAmountCents} END), 0)`,
-        pendingOrders: sql<number>`count(CASE WHEN ${orders.status} = 'pending' THEN 1 END)`,
-      })
-      .from(orders)
-      .where(eq(orders.userId, userId)),
-    db.select().from(orders).where(eq(orders.userId, userId)).orderBy(desc(orders.createdAt), desc(orders.id)).limit(RECENT),
-    db
-      .select()
-      .from(walletTransactions)
-      .where(eq(walletTransactions.userId, userId))
-      .orderBy(desc(walletTransactions.createdAt), desc(walletTransactions.id))
-      .limit(RECENT),
+export async function getDashboard(d1: Db, caller: Caller) {
+  const [user, stats, recentOrders, recentTransactions] = await readAs(d1, caller, [
+    sql`SELECT balance_cents AS balanceCents FROM users WHERE id = ${caller.userId}`,
+    sql`SELECT count(*) AS totalOrders,
+               coalesce(sum(CASE WHEN status <> 'cancelled' THEN total_amount_cents END), 0) AS totalSpentCents,
+               count(CASE WHEN status = 'pending' THEN 1 END) AS pendingOrders
+        FROM orders WHERE user_id = ${caller.userId}`,
+    sql`SELECT ${columnsOf(orders)} FROM orders WHERE user_id = ${caller.userId} ORDER BY created_at DESC, id DESC LIMIT ${RECENT}`,
+    sql`SELECT ${columnsOf(walletTransactions)} FROM wallet_transactions WHERE user_id = ${caller.userId}
+        ORDER BY created_at DESC, id DESC LIMIT ${RECENT}`,
   ]);
-  if (!user) throw notFound('User');
-  return { balanceCents: user.balanceCents, ...stats, recentOrders, recentTransactions };
+  const [balance] = rowsOf<{ balanceCents: number }>(user);
+  const [totals] = rowsOf<{ totalOrders: number; totalSpentCents: number; pendingOrders: number }>(stats);
+  return {
+    balanceCents: balance.balanceCents,
+    ...totals,
+    recentOrders: rowsOf<OrderRow>(recentOrders),
+    recentTransactions: rowsOf<TransactionRow>(recentTransactions),
+  };
 }
