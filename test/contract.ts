@@ -25,8 +25,10 @@ export function useInvocationOptions(options: () => InvocationOptions): () => vo
 /** One invocation of the worker's fetch handler, on its own production-faithful D1; work after the response awaited. */
 async function invoke(request: Request, overrides: Partial<Bindings> | Record<string, unknown> = {}): Promise<Response> {
   const ctx = createExecutionContext();
-  const bindings = { ...env, ...overrides, DB: productionD1(env.DB, invocationOptions()) } as Bindings;
+  const options = invocationOptions();
+  const bindings = { ...env, ...overrides, DB: productionD1(env.DB, options) } as Bindings;
   const response = await worker.fetch(request, bindings, ctx);
+  options.responded?.();
   await waitOnExecutionContext(ctx);
   return response;
 }

@@ -34,6 +34,8 @@ export interface RoundTrip {
 export interface InvocationOptions {
   faults?: FaultPlan | null;
   record?: (trip: RoundTrip) => void;
+  /** Told when the fetch handler has returned its response (later trips are waitUntil work). */
+  responded?: () => void;
 }
 
 const WRITE = /\b(INSERT|UPDATE|DELETE|REPLACE)\b/i;

@@ -1,0 +1,179 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { useInvocationOptions } from './contract';
+import { buy, call, newDeposit, newProduct, newUser, type CallOptions, type TestUser } from './helpers';
+import type { RoundTrip } from './production-d1';
+
+// Every authenticated request costs one D1 round trip on success (auth travels in the request's own batch), and a
+// GET none on the primary (its batch may be served by a nearby replica). Latency from far away is round trips times
+// distance, so this table keeps a later change from quietly adding one.
+
+interface Measured {
+  status: number;
+  trips: RoundTrip[];
+}
+
+let restore: (() => void) | undefined;
+afterEach(() => restore?.());
+
+/** One request, with the D1 round trips it made before its response (waitUntil work after it is not counted). */
+async function measure(path: string, options: CallOptions): Promise<Measured> {
+  const trips: RoundTrip[] = [];
+  let responded = false;
+  restore = useInvocationOptions(() => ({ record: (trip) => !responded && trips.push(trip), responded: () => (responded = true) }));
+  try {
+    const res = await call(path, options);
+    return { status: res.status, trips };
+  } finally {
+    restore();
+  }
+}
+
+interface Case {
+  name: string;
+  expectStatus: number;
+  trips: number;
+  toPrimary: number;
+  request: (user: TestUser, ctx: Fixtures) => [string, CallOptions];
+}
+
+interface Fixtures {
+  productId: number;
+  orderId: number;
+  depositId: number;
+  spareKeyId: number;
+}
+
+async function fixtures(user: TestUser): Promise<Fixtures> {
+  const product = await newProduct({ price: 1, stock: 20 });
+  const order = await buy(user, product.id, 1);
+  const deposit = await newDeposit(user);
+  const spare = await call('/api-keys', { key: user.key, body: { name: 'spare' } });
+  return { productId: product.id, orderId: order.json.data.id, depositId: deposit.deposit_id, spareKeyId: spare.json.data.id };
+}
+
+const GET = (path: string) => (user: TestUser): [string, CallOptions] => [path, { key: user.key }];
+
+const cases: Case[] = [
+  { name: 'GET /wallet/balance', expectStatus: 200, trips: 1, toPrimary: 0, request: GET('/wallet/balance') },
+  { name: 'GET /wallet/transactions', expectStatus: 200, trips: 1, toPrimary: 0, request: GET('/wallet/transactions') },
+  { name: 'GET /wallet/deposits', expectStatus: 200, trips: 1, toPrimary: 0, request: GET('/wallet/deposits') },
+  {
+    name: 'GET /wallet/deposits/{id}/status',
+    expectStatus: 200,
+    trips: 1,
+    toPrimary: 0,
+    request: (u, f) => [`/wallet/deposits/${f.depositId}/status`, { key: u.key }],
+  },
+  { name: 'GET /user/profile', expectStatus: 200, trips: 1, toPrimary: 0, request: GET('/user/profile') },
+  { name: 'GET /user/dashboard', expectStatus: 200, trips: 1, toPrimary: 0, request: GET('/user/dashboard') },
+  { name: 'GET /orders', expectStatus: 200, trips: 1, toPrimary: 0, request: GET('/orders') },
+  { name: 'GET /orders/{id}', expectStatus: 200, trips: 1, toPrimary: 0, request: (u, f) => [`/orders/${f.orderId}`, { key: u.key }] },
+  {
+    name: 'GET /orders/{id}/export',
+    expectStatus: 200,
+    trips: 1,
+    toPrimary: 0,
+    request: (u, f) => [`/orders/${f.orderId}/export`, { key: u.key }],
+  },
+  { name: 'GET /api-keys', expectStatus: 200, trips: 1, toPrimary: 0, request: GET('/api-keys') },
+  {
+    name: 'POST /orders',
+    expectStatus: 201,
+    trips: 1,
+    toPrimary: 1,
+    request: (u, f) => ['/orders', { key: u.key, body: { product_id: f.productId, quantity: 1 } }],
+  },
+  {
+    name: 'POST /orders with Idempotency-Key',
+    expectStatus: 201,
+    trips: 1,
+    toPrimary: 1,
+    request: (u, f) => ['/orders', { key: u.key, body: { product_id: f.productId, quantity: 1 }, headers: { 'Idempotency-Key': `k-${u.id}` } }],
+  },
+  {
+    name: 'POST /orders refused (insufficient balance), reason included',
+    expectStatus: 400,
+    trips: 1,
+    toPrimary: 1,
+    request: (u, f) => ['/orders', { key: u.key, body: { product_id: f.productId, quantity: 1000 } }],
+  },
+  {
+    name: 'POST /orders/{id}/cancel',
+    expectStatus: 200,
+    trips: 1,
+    toPrimary: 1,
+    request: (u, f) => [`/orders/${f.orderId}/cancel`, { key: u.key, method: 'POST' }],
+  },
+  {
+    name: 'POST /wallet/deposit',
+    expectStatus: 200,
+    trips: 1,
+    toPrimary: 1,
+    request: (u) => ['/wallet/deposit', { key: u.key, body: { amount: 10, gateway: 'gateway_one' } }],
+  },
+  {
+    name: 'PUT /user/profile',
+    expectStatus: 200,
+    trips: 1,
+    toPrimary: 1,
+    request: (u) => ['/user/profile', { key: u.key, method: 'PUT', body: { name: 'Renamed' } }],
+  },
+  { name: 'POST /api-keys', expectStatus: 201, trips: 1, toPrimary: 1, request: (u) => ['/api-keys', { key: u.key, body: { name: 'another' } }] },
+  {
+    name: 'DELETE /api-keys/{id}',
+    expectStatus: 200,
+    trips: 1,
+    toPrimary: 1,
+    request: (u, f) => [`/api-keys/${f.spareKeyId}`, { key: u.key, method: 'DELETE' }],
+  },
+  {
+    // The one documented exception: the stored hash is read and verified in the worker (PBKDF2), then replaced.
+    name: 'POST /user/password',
+    expectStatus: 200,
+    trips: 2,
+    toPrimary: 2,
+    request: (u) => [
+      '/user/password',
+      { key: u.key, body: { current_password: 'correct horse battery', new_password: 'new password 1', new_password_confirmation: 'new password 1' } },
+    ],
+  },
+];
+
+describe('D1 round trips per request', () => {
+  for (const c of cases) {
+    it(`${c.name}: ${c.trips} round trip(s), ${c.toPrimary} to the primary`, async () => {
+      const user = await newUser({ balance: 50 });
+      const f = await fixtures(user);
+      const [path, options] = c.request(user, f);
+      const { status, trips } = await measure(path, options);
+      expect(status).toBe(c.expectStatus);
+      expect(trips.length, JSON.stringify(trips)).toBe(c.trips);
+      expect(trips.filter((t) => t.toPrimary).length).toBe(c.toPrimary);
+    });
+  }
+
+  it('an idempotent replay costs at most two round trips', async () => {
+    const user = await newUser({ balance: 50 });
+    const { productId } = await fixtures(user);
+    const options = { key: user.key, body: { product_id: productId, quantity: 2 }, headers: { 'Idempotency-Key': 'replay-me' } };
+    expect((await call('/orders', options)).status).toBe(201);
+    const replay = await measure('/orders', options);
+    expect(replay.status).toBe(201);
+    expect(replay.trips.length).toBeLessThanOrEqual(2);
+  });
+
+  it('a request with a bad key makes at most one round trip and answers 401', async () => {
+    const { status, trips } = await measure('/wallet/balance', { key: `sk_live_${'x'.repeat(40)}` });
+    expect(status).toBe(401);
+    expect(trips.length).toBe(1);
+  });
+
+  it('public GET /stock on a cache miss reads a replica once; a hit reads nothing', async () => {
+    const product = await newProduct({ price: 1, stock: 1 });
+    const miss = await measure(`/stock/${product.id}`, {});
+    expect(miss.status).toBe(200);
+    expect(miss.trips.map((t) => t.toPrimary)).toEqual([false]);
+    const hit = await measure(`/stock/${product.id}`, {});
+    expect(hit.trips).toEqual([]);
+  });
+});
