@@ -1,7 +1,8 @@
 import { env } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createCheckedApp } from './contract';
+import { createCheckedApp, useInvocationOptions } from './contract';
 import { newProduct, newUser } from './helpers';
+import { seededRandom } from './production-d1';
 
 const app = createCheckedApp();
 const logging = { ...env, LOG_REQUESTS: 'true' };
@@ -61,5 +62,37 @@ describe('request logs', () => {
     const entries = lines.map((line) => JSON.parse(line));
     expect(entries.some((e) => e.level === 'error' && typeof e.stack === 'string')).toBe(true);
     expect(entries.some((e) => e.msg === 'request' && e.status === 500 && e.level === 'error')).toBe(true);
+  });
+});
+
+describe('error logs under database faults', () => {
+  it('a fault is logged by class and D1 message only: no bound value, key, item or SQL; the answer is 503', async () => {
+    const user = await newUser({ balance: 50 });
+    const product = await newProduct({ price: 1, stock: 3 });
+    const secretKey = 'idem-SECRET-7f3a9c';
+    const restore = useInvocationOptions(() => ({ faults: { rate: 1, random: seededRandom(7) } }));
+    const lines = captureLogs();
+    try {
+      const purchase = await app.request(
+        '/api/v2/orders',
+        {
+          method: 'POST',
+          headers: { 'X-API-Key': user.key, 'Content-Type': 'application/json', 'Idempotency-Key': secretKey },
+          body: JSON.stringify({ product_id: product.id, quantity: 1 }),
+        },
+        logging,
+      );
+      expect(purchase.status).toBe(503);
+      // A drizzle-built read: drizzle wraps D1's error in a message that quotes the SQL and its parameters.
+      const stock = await app.request(`/api/v2/stock/${product.id}`, {}, { ...logging, STOCK_CACHE_SECONDS: '0' });
+      expect(stock.status).toBe(503);
+    } finally {
+      restore();
+    }
+    const errors = lines.map((line) => JSON.parse(line)).filter((entry) => entry.level === 'error' && entry.msg !== 'request');
+    expect(errors.length).toBeGreaterThanOrEqual(2);
+    for (const entry of errors) expect(entry).toMatchObject({ class: expect.any(String), message: expect.stringContaining('D1_ERROR') });
+    const text = lines.join('\n');
+    for (const secret of [secretKey, user.key, `${product.id}, 1`, 'SELECT', 'INSERT', 'params']) expect(text).not.toContain(secret);
   });
 });

@@ -30,9 +30,16 @@ const unavailable = (err: DatabaseUnavailable) =>
     'Retry-After': String(err.retryAfterSeconds),
   });
 
+/** drizzle wraps errors of the binding (its message quotes the SQL): the database's verdict is in the cause chain. */
+function unavailableCause(err: unknown): DatabaseUnavailable | null {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) if (e instanceof DatabaseUnavailable) return e;
+  return null;
+}
+
 export function renderError(err: Error, c: Context<AppEnv>) {
+  const dbUnavailable = unavailableCause(err);
   const apiError =
-    err instanceof ApiError ? err : err instanceof HTTPException ? fromHttpException(err) : err instanceof DatabaseUnavailable ? unavailable(err) : null;
+    err instanceof ApiError ? err : err instanceof HTTPException ? fromHttpException(err) : dbUnavailable ? unavailable(dbUnavailable) : null;
   if (!apiError || apiError.code === 'INTERNAL_ERROR' || apiError.code === 'SERVICE_UNAVAILABLE') {
     // Logged: the error's class and D1's own message, the route and the request id; never SQL parameters, keys,
     // hashes or stock items. The client only gets the request id to quote.
