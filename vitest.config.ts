@@ -18,6 +18,8 @@ export default defineConfig({
           ORDER_HOLD_HOURS: '24',
           DEPOSIT_TTL_MINUTES: '60',
           STOCK_CACHE_SECONDS: '10',
+          // Tests that need more cancellations override it per request (`call(..., { env })` in test/helpers.ts).
+          MAX_CANCELS_PER_DAY: '5',
           // One log line per request would bury test output; test/logging.test.ts turns it on.
           LOG_REQUESTS: 'false',
         },

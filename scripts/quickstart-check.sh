@@ -28,7 +28,7 @@ if [ -z "$KEY" ]; then cat "$LOG"; echo "quickstart: no demo API key printed"; e
 
 # The README's tour, word for word but for the key, the port, and curl failing on HTTP errors.
 TOUR="$(sed -n '/<!-- tour:start -->/,/<!-- tour:end -->/p' README.md | sed '/^<!--/d; /^```/d' \
-  | sed "s/^export KEY=.*/export KEY=$KEY/; s/localhost:8787/localhost:$PORT/; s/curl -s /curl -fsS /")"
+  | sed "s/^export KEY=.*/export KEY=$KEY/; s/localhost:8787/localhost:$PORT/g; s/curl -s /curl -fsS /")"
 [ -n "$TOUR" ] || { echo "quickstart: no tour found in README.md"; exit 1; }
 bash -euo pipefail -c "$TOUR" >"$LOG.tour"
 grep -q '"balance":125' "$LOG.tour" && grep -q '"stock_items"' "$LOG.tour" && grep -q '"refunded_amount":4.99' "$LOG.tour" \

@@ -7,8 +7,9 @@ const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const DEMO_USER = { name: 'Demo User', email: 'demo@example.com', password: 'demo-password' };
 export const DEMO_BALANCE_CENTS = 100_00;
 
+// The gift card is final sale (`cancellable: false`): a disclosed gift code cannot be revoked at the vendor.
 const PRODUCTS = [
-  { name: 'Steam Gift Card $10', sku: 'STEAM-10', category: 'gift-cards', priceCents: 950, stock: 20, prefix: 'STEAM' },
+  { name: 'Steam Gift Card $10', sku: 'STEAM-10', category: 'gift-cards', priceCents: 950, stock: 20, prefix: 'STEAM', cancellable: false },
   { name: 'Netflix Premium 1 Month', sku: 'NFLX-1M', category: 'streaming', priceCents: 499, stock: 15, prefix: 'NFLX' },
   { name: 'Windows 11 Pro Licence', sku: 'WIN11-PRO', category: 'software', priceCents: 1200, stock: 10, prefix: 'W11P' },
   { name: 'Indie Game Key (packs of 5, 10, 25)', sku: 'INDIE-KEY', category: 'games', priceCents: 75, stock: 60, prefix: 'GAME', packs: [5, 10, 25] },
@@ -43,7 +44,7 @@ export function seedSql(now = new Date().toISOString()) {
     const id = index + 1;
     const packs = p.packs ? sqlString(JSON.stringify(p.packs)) : 'NULL';
     lines.push(
-      `INSERT INTO products (id, name, sku, category, price_cents, allowed_quantities, active, stock_count, created_at, updated_at) VALUES (${id}, ${sqlString(p.name)}, ${sqlString(p.sku)}, ${sqlString(p.category)}, ${p.priceCents}, ${packs}, 1, ${p.stock}, ${sqlString(now)}, ${sqlString(now)});`,
+      `INSERT INTO products (id, name, sku, category, price_cents, allowed_quantities, active, cancellable, stock_count, created_at, updated_at) VALUES (${id}, ${sqlString(p.name)}, ${sqlString(p.sku)}, ${sqlString(p.category)}, ${p.priceCents}, ${packs}, 1, ${p.cancellable === false ? 0 : 1}, ${p.stock}, ${sqlString(now)}, ${sqlString(now)});`,
     );
     const items = Array.from({ length: p.stock }, (_, n) => item(p.prefix, n + 1));
     lines.push(

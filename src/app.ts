@@ -9,6 +9,7 @@ import { renderError } from './middleware/render-error';
 import { adminRouter } from './routes/admin';
 import { apiKeysRouter } from './routes/api-keys';
 import { ordersRouter } from './routes/orders';
+import { revokedItemsRouter } from './routes/revoked-items';
 import { stockRouter } from './routes/stock';
 import { userRouter } from './routes/user';
 import { walletRouter } from './routes/wallet';
@@ -54,6 +55,7 @@ export function createApp() {
     .route(`${API_PREFIX}/orders`, ordersRouter)
     .route(`${API_PREFIX}/wallet`, walletRouter)
     .route(`${API_PREFIX}/admin`, adminRouter)
+    .route(`${API_PREFIX}/admin`, revokedItemsRouter)
     .route(`${API_PREFIX}/webhooks`, webhooksRouter);
   app.route('/pay', createCheckoutRouter((request, env, ctx) => app.fetch(request, env, ctx)));
   app.route('/docs', createDocsRouter(`${API_PREFIX}/openapi.json`));

@@ -10,6 +10,7 @@ export interface Bindings {
   ORDER_HOLD_HOURS?: string;
   DEPOSIT_TTL_MINUTES?: string;
   STOCK_CACHE_SECONDS?: string;
+  MAX_CANCELS_PER_DAY?: string;
   DEV_CHECKOUT?: string;
   LOG_REQUESTS?: string;
   API_KEY_RATE_LIMITER?: RateLimit;
@@ -36,6 +37,8 @@ export interface Config {
   orderHoldHours: number;
   depositTtlMinutes: number;
   stockCacheSeconds: number;
+  /** Successful cancellations a buyer may make in any 24 hours; 0 = none. */
+  maxCancelsPerDay: number;
 }
 
 function nonNegativeInt(raw: string | undefined, fallback: number): number {
@@ -56,5 +59,6 @@ export function readConfig(env: Bindings): Config {
     orderHoldHours: nonNegativeInt(env.ORDER_HOLD_HOURS, 24),
     depositTtlMinutes: nonNegativeInt(env.DEPOSIT_TTL_MINUTES, 60) || 60,
     stockCacheSeconds: nonNegativeInt(env.STOCK_CACHE_SECONDS, 10),
+    maxCancelsPerDay: nonNegativeInt(env.MAX_CANCELS_PER_DAY, 5),
   };
 }

@@ -192,6 +192,7 @@ describe('POST /admin/products', () => {
       price: 19.99,
       allowed_quantities: [1, 5, 10],
       active: true,
+      cancellable: true,
       stock_count: 0,
       created_at: expect.stringMatching(ISO_UTC),
       updated_at: expect.stringMatching(ISO_UTC),

@@ -39,10 +39,21 @@ describe('auditLedger', () => {
       'a cancelled order is refunded exactly once, in full; no other order is refunded',
       `UPDATE wallet_transactions SET type = 'refund' WHERE type = 'adjustment' AND order_id = ${first.json.data.id}`,
     );
+    const revokedAt = `(SELECT updated_at FROM orders WHERE id = ${first.json.data.id})`;
     await corrupt(
-      `UPDATE stock_items SET status = 'sold' WHERE order_id = ${first.json.data.id}`,
+      `UPDATE stock_items SET status = 'sold', revoked_at = NULL WHERE order_id = ${first.json.data.id}`,
       'items of cancelled orders are revoked, of other orders sold',
-      `UPDATE stock_items SET status = 'revoked' WHERE order_id = ${first.json.data.id}`,
+      `UPDATE stock_items SET status = 'revoked', revoked_at = ${revokedAt} WHERE order_id = ${first.json.data.id}`,
+    );
+    await corrupt(
+      `UPDATE stock_items SET revoked_at = NULL WHERE order_id = ${first.json.data.id}`,
+      'revoked items, and only they, carry revoked_at',
+      `UPDATE stock_items SET revoked_at = ${revokedAt} WHERE order_id = ${first.json.data.id}`,
+    );
+    await corrupt(
+      `UPDATE orders SET cancellable = 0 WHERE id = ${first.json.data.id}`,
+      'no final-sale order is cancelled',
+      `UPDATE orders SET cancellable = 1 WHERE id = ${first.json.data.id}`,
     );
     expect(await auditLedger(env.DB)).toEqual([]);
   });

@@ -15,10 +15,38 @@ describe('dev checkout page', () => {
     const html = await page.text();
     expect(html).toContain('$12.50');
     expect(html).toContain('gateway_two (USDT)');
-    const paid = await app.request(`/pay/${deposit.deposit_id}/pay`, { method: 'POST' }, env);
+    // the page's own script posts from the page's origin (a browser sends Origin on every POST)
+    const paid = await app.request(`/pay/${deposit.deposit_id}/pay`, { method: 'POST', headers: { Origin: 'http://localhost' } }, env);
     expect(paid.status).toBe(200);
     expect(((await paid.json()) as any).data.status).toBe('paid');
     expect(await balanceOf(user)).toBe(12.5);
+  });
+
+  it('refuses posts from another origin with 403 FORBIDDEN: nothing is paid, failed or credited', async () => {
+    const user = await newUser();
+    const deposit = await newDeposit(user, { amount: 20 });
+    const app = createCheckedApp();
+    const form = { 'Content-Type': 'application/x-www-form-urlencoded' };
+    const attempts: Array<[string, Record<string, string>]> = [
+      ['pay', { ...form, Origin: 'https://evil.example' }],
+      ['fail', { ...form, Origin: 'https://evil.example' }],
+      ['pay', { Origin: 'http://localhost:8787' }], // another port is another origin
+      ['pay', { ...form, 'Sec-Fetch-Site': 'cross-site' }],
+      ['pay', {}], // no Origin at all (a plain curl): the README's tour sends the page's own
+    ];
+    for (const [outcome, headers] of attempts) {
+      const res = await app.request(`/pay/${deposit.deposit_id}/${outcome}`, { method: 'POST', headers, body: outcome === 'pay' ? 'x=1' : undefined }, env);
+      expect(res.status, `${outcome} ${JSON.stringify(headers)}`).toBe(403);
+      expect(await res.json()).toMatchObject({ success: false, code: 'FORBIDDEN' });
+    }
+    const row = await env.DB.prepare('SELECT status FROM deposits WHERE id = ?').bind(deposit.deposit_id).first('status');
+    expect(row).toBe('pending');
+    expect(await balanceOf(user)).toBe(0);
+
+    // Sec-Fetch-Site: same-origin (what a browser sends from the page itself) is enough
+    const paid = await app.request(`/pay/${deposit.deposit_id}/pay`, { method: 'POST', headers: { 'Sec-Fetch-Site': 'same-origin' } }, env);
+    expect(paid.status).toBe(200);
+    expect(await balanceOf(user)).toBe(20);
   });
 
   it('does not exist when DEV_CHECKOUT is not "true" (the production default)', async () => {

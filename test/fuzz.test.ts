@@ -35,6 +35,8 @@ const runs = (n: number) => Math.max(1, Math.round(n * SCALE));
 /** The error table of the contract (INTERNAL_ERROR left out on purpose: a 500 is a failure here). */
 const CONTRACT_ERRORS: Record<string, number> = {
   UNAUTHORIZED: 401,
+  // the checkout page's form posts from another origin ("403 from another origin"; the contract names no code)
+  FORBIDDEN: 403,
   API_KEY_LIMIT_REACHED: 400,
   NOT_FOUND: 404,
   VALIDATION_FAILED: 422,
@@ -43,6 +45,7 @@ const CONTRACT_ERRORS: Record<string, number> = {
   INVALID_PACK_SIZE: 400,
   PRODUCT_UNAVAILABLE: 400,
   ORDER_NOT_CANCELLABLE: 400,
+  CANCEL_LIMIT_REACHED: 400,
   IDEMPOTENCY_KEY_REUSED: 422,
   RATE_LIMITED: 429,
   PAYLOAD_TOO_LARGE: 413,

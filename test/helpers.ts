@@ -1,4 +1,5 @@
-import { SELF } from './contract';
+import { env } from 'cloudflare:test';
+import { createCheckedApp, SELF } from './contract';
 import { expect } from 'vitest';
 
 export const BASE = 'http://localhost/api/v2';
@@ -13,10 +14,14 @@ export interface CallOptions {
   admin?: boolean;
   body?: unknown;
   headers?: Record<string, string>;
+  /** Vars that differ from vitest.config.ts for this request (e.g. `{ MAX_CANCELS_PER_DAY: '100' }`). */
+  vars?: Record<string, string>;
 }
 
-/** One request to the worker under test, through its real fetch handler. */
-export async function call(path: string, { method, key, admin, body, headers = {} }: CallOptions = {}) {
+let appWithVars: ReturnType<typeof createCheckedApp> | undefined;
+
+/** One request to the worker under test, through its real fetch handler (or, with `vars`, the same app with those vars). */
+export async function call(path: string, { method, key, admin, body, headers = {}, vars }: CallOptions = {}) {
   const init: RequestInit = { method: method ?? (body === undefined ? 'GET' : 'POST'), headers: { ...headers } };
   const h = init.headers as Record<string, string>;
   if (key) h['X-API-Key'] = key;
@@ -25,7 +30,7 @@ export async function call(path: string, { method, key, admin, body, headers = {
     h['Content-Type'] ??= 'application/json';
     init.body = typeof body === 'string' ? body : JSON.stringify(body);
   }
-  const res = await SELF.fetch(`${BASE}${path}`, init);
+  const res = vars ? await (appWithVars ??= createCheckedApp()).request(`${BASE}${path}`, init, { ...env, ...vars }) : await SELF.fetch(`${BASE}${path}`, init);
   const text = await res.text();
   let json: any = undefined;
   try {
@@ -69,14 +74,16 @@ export interface ProductOptions {
   category?: string | null;
   allowedQuantities?: number[] | null;
   active?: boolean;
+  /** false: final sale */
+  cancellable?: boolean;
   name?: string;
 }
 
-export async function newProduct({ price = 1.5, stock = 0, category = null, allowedQuantities = null, active = true, name }: ProductOptions = {}) {
+export async function newProduct({ price = 1.5, stock = 0, category = null, allowedQuantities = null, active = true, cancellable = true, name }: ProductOptions = {}) {
   const sku = unique('SKU');
   const res = await call('/admin/products', {
     admin: true,
-    body: { name: name ?? `Product ${sku}`, sku, category, price, allowed_quantities: allowedQuantities, active },
+    body: { name: name ?? `Product ${sku}`, sku, category, price, allowed_quantities: allowedQuantities, active, cancellable },
   });
   expect(res.status, res.text).toBe(201);
   const product = res.json.data as { id: number; sku: string; name: string; price: number };

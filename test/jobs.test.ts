@@ -264,7 +264,7 @@ describe('scheduled job: runs', () => {
     expect((await depositRow(freshDeposit.deposit_id)).status).toBe('expired');
   });
 
-  it('drains a backlog of more than one batch (350 orders, 350 deposits) in one run', async () => {
+  it('drains a backlog of more than one batch (10,001 orders, 350 deposits) in one run', async () => {
     const user = await newUser();
     const product = await newProduct({ price: 1 });
     const batch = unique('BACKLOG');
@@ -272,7 +272,7 @@ describe('scheduled job: runs', () => {
     const old = iso(now - 48 * HOUR);
     await env.DB.prepare(
       `INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, unit_price_cents, total_amount_cents, status, created_at, updated_at)
-       WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 350)
+       WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10001)
        SELECT ?1 || '-' || i, ?2, ?3, 'Backlog', 1, 100, 100, 'pending', ?4, ?4 FROM n`,
     )
       .bind(batch, user.id, product.id, old)
@@ -286,14 +286,14 @@ describe('scheduled job: runs', () => {
       .run();
     const ours = (status: string) => count('SELECT count(*) AS n FROM orders WHERE order_number LIKE ? AND status = ?', `${batch}-%`, status);
     const ourDeposits = (status: string) => count('SELECT count(*) AS n FROM deposits WHERE external_id LIKE ? AND status = ?', `${batch}-%`, status);
-    expect(await ours('pending')).toBe(350);
+    expect(await ours('pending')).toBe(10_001);
     expect(await ourDeposits('pending')).toBe(350);
 
     const expectedOrders = await overdueOrders(now);
     const expectedDeposits = await overdueDeposits(now);
     const report = await runScheduledJobs(env, now);
     expect(report).toMatchObject({ completedOrders: expectedOrders, expiredDeposits: expectedDeposits });
-    expect(await ours('completed')).toBe(350);
+    expect(await ours('completed')).toBe(10_001);
     expect(await ourDeposits('expired')).toBe(350);
     expect(await overdueOrders(now)).toBe(0);
     expect(await overdueDeposits(now)).toBe(0);

@@ -14,6 +14,10 @@ import { call, fund, newProduct, newUser, restock, signedWebhook, unique, WEBHOO
 //   - otherwise any outcome the contract allows is accepted, bounded by the best and worst interleaving, and the
 //     model is reconciled from the responses (201s debit, 200 cancels refund, ...), with group-level checks
 //     (exactly one successful cancel of a pending order, at most one effect per Idempotency-Key, ...).
+// Cancellation rules: an order keeps its product's `cancellable` flag of the moment it was bought (the run flips
+// products between final sale and cancellable), and each user may make at most `cap` successful cancellations (the
+// run's MAX_CANCELS_PER_DAY: the pinned 5, or 0, 1, 2, or 1,000 through a per-request var override, so runs that
+// need many cancels get them). The operator's revoked-items feed lists exactly the items of the cancelled orders.
 // After every run: auditLedger(env.DB) reports nothing new (and is [] over everything at the end), balances / order
 // statuses / deposits / stock items / API keys equal the model, no item was ever delivered twice. Every response: no
 // 5xx, every error body is { success: false, error, code }.
@@ -50,14 +54,17 @@ type Action =
   | { kind: 'createKey'; u: number }
   | { kind: 'revokeKey'; u: number; key: number; other: boolean }
   | { kind: 'balance'; u: number; key: number }
+  | { kind: 'setCancellable'; p: number; value: boolean }
   | { kind: 'tick' };
 
 const USERS = 3;
 const PRODUCTS = [
-  { price: 1.23, allowed: null as number[] | null },
-  { price: 0.5, allowed: [2, 5] },
-  { price: 7.99, allowed: null as number[] | null },
+  { price: 1.23, allowed: null as number[] | null, cancellable: true },
+  { price: 0.5, allowed: [2, 5], cancellable: true },
+  { price: 7.99, allowed: null as number[] | null, cancellable: false },
 ];
+/** MAX_CANCELS_PER_DAY of a run; 5 is the value vitest.config.ts pins, the others go as a per-request var. */
+const PINNED_CAP = 5;
 const ITEM_POOL = 24; // item contents per product come from a small pool, so restocks often repeat items
 
 const user = fc.integer({ min: 0, max: USERS - 1 });
@@ -125,6 +132,7 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('createKey' as const), u: user }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('revokeKey' as const), u: user, key: pick, other: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('balance' as const), u: user, key: pick }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('setCancellable' as const), p: product, value: fc.boolean() }) },
 );
 
 /**
@@ -147,6 +155,7 @@ const worldArb = fc.record({
     maxLength: USERS,
   }),
   stock: fc.array(fc.integer({ min: 0, max: 15 }), { minLength: PRODUCTS.length, maxLength: PRODUCTS.length }),
+  cap: fc.constantFrom(0, 1, 2, PINNED_CAP, PINNED_CAP, 1000),
 });
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -168,6 +177,7 @@ interface MUser {
   key: string;
   balance: number; // cents
   keys: MKey[]; // keys created during the run (the first key is never revoked: every other request uses it)
+  cancels: number; // successful cancellations (all within the last 24 hours: the run's clock does not move)
 }
 interface MProduct {
   idx: number;
@@ -178,6 +188,7 @@ interface MProduct {
   all: Set<string>; // every item ever stocked (the unique index skips them forever)
   available: string[]; // in id order while orderKnown
   orderKnown: boolean;
+  cancellable: boolean; // false: final sale
 }
 interface MOrder {
   id: number;
@@ -186,6 +197,7 @@ interface MOrder {
   total: number;
   status: 'pending' | 'cancelled' | 'completed';
   items: string[];
+  cancellable: boolean; // the product's flag when it was bought
 }
 interface MDeposit {
   id: number;
@@ -202,6 +214,8 @@ interface World {
   /** `${user}|${key}` -> the request that holds the key and its stored response */
   idem: Map<string, { body: string; text: string }>;
   idemPrefix: string;
+  cap: number; // MAX_CANCELS_PER_DAY of this run
+  startedAt: string; // ISO time before the run's first request
 }
 
 /**
@@ -239,7 +253,8 @@ type R =
   | { kind: 'restock'; p: number; items: string[] }
   | { kind: 'createKey'; u: number }
   | { kind: 'revokeKey'; u: number; keyId: number; target?: MKey }
-  | { kind: 'balance'; u: number; key: string; entry?: MKey };
+  | { kind: 'balance'; u: number; key: string; entry?: MKey }
+  | { kind: 'setCancellable'; p: number; value: boolean };
 
 const BOGUS_ID = 1_999_999_999;
 
@@ -290,6 +305,8 @@ function resolve(w: World, a: Action): R {
       const target = pool.length > 0 ? pool[a.key % pool.length] : undefined;
       return { kind: 'revokeKey', u: a.u, keyId: target?.id ?? BOGUS_ID, target };
     }
+    case 'setCancellable':
+      return { kind: 'setCancellable', p: a.p, value: a.value };
     case 'tick':
       throw new Error('a tick runs alone');
     case 'balance': {
@@ -322,7 +339,7 @@ async function send(w: World, r: R): Promise<Res> {
       break;
     case 'cancel':
       path = `/orders/${r.orderId}/cancel`;
-      options = { method: 'POST', key: key(r.u) };
+      options = { method: 'POST', key: key(r.u), vars: w.cap === PINNED_CAP ? undefined : { MAX_CANCELS_PER_DAY: String(w.cap) } };
       break;
     case 'deposit':
       path = '/wallet/deposit';
@@ -359,6 +376,10 @@ async function send(w: World, r: R): Promise<Res> {
       path = '/wallet/balance';
       options = { key: r.key };
       break;
+    case 'setCancellable':
+      path = `/admin/products/${w.products[r.p].id}`;
+      options = { method: 'PATCH', admin: true, body: { cancellable: r.value } };
+      break;
   }
   try {
     const res = await call(path, options);
@@ -381,6 +402,10 @@ function canBuy(w: World, r: Extract<R, { kind: 'purchase' }>) {
   if (!validQuantity(r.q) || (p.allowed && !p.allowed.includes(r.q))) return false;
   return !(r.idemKey && w.idem.has(`${r.u}|${r.idemKey}`));
 }
+
+/** The user's own pending, cancellable orders that the group's requests of that user try to cancel. */
+const cancellableTargets = (group: R[], u: number) =>
+  new Set(group.flatMap((b) => (b.kind === 'cancel' && b.u === u && b.order && b.order.u === u && b.order.status === 'pending' && b.order.cancellable ? [b.order] : [])));
 
 const isValidPaid = (r: R): r is Extract<R, { kind: 'webhook' }> & { dep: MDeposit } => r.kind === 'webhook' && !!r.dep && r.variant === 'ok' && r.status === 'paid';
 const isValidClose = (r: R): r is Extract<R, { kind: 'webhook' }> & { dep: MDeposit } =>
@@ -459,9 +484,15 @@ function allowedOutcomes(w: World, group: R[], r: R): Outcome[] {
     case 'cancel': {
       const o = r.order;
       if (!o || o.u !== r.u) return [ERR(404, 'NOT_FOUND')];
-      if (o.status !== 'pending') return [ERR(400, 'ORDER_NOT_CANCELLABLE')];
-      const racing = group.some((b) => b !== r && b.kind === 'cancel' && b.order === o && b.u === o.u);
-      return racing ? [OK(200), ERR(400, 'ORDER_NOT_CANCELLABLE')] : [OK(200)];
+      if (o.status !== 'pending' || !o.cancellable) return [ERR(400, 'ORDER_NOT_CANCELLABLE')];
+      const room = w.cap - w.users[r.u].cancels;
+      if (room <= 0) return [ERR(400, 'CANCEL_LIMIT_REACHED')];
+      const outcomes = [OK(200)];
+      // a racing cancel of the same order that wins first leaves it cancelled: not cancellable any more
+      if (group.some((b) => b !== r && b.kind === 'cancel' && b.order === o && b.u === o.u)) outcomes.push(ERR(400, 'ORDER_NOT_CANCELLABLE'));
+      // racing cancels of other orders may use up the room first
+      if (cancellableTargets(group, r.u).size - 1 >= room) outcomes.push(ERR(400, 'CANCEL_LIMIT_REACHED'));
+      return outcomes;
     }
     case 'deposit':
       return r.valid ? [OK(200)] : [ERR(422, 'VALIDATION_FAILED')];
@@ -495,6 +526,8 @@ function allowedOutcomes(w: World, group: R[], r: R): Outcome[] {
       const racing = group.some((b) => b !== r && b.kind === 'revokeKey' && b.u === r.u && b.target === t);
       return racing ? [OK(200), ERR(404, 'NOT_FOUND')] : [OK(200)];
     }
+    case 'setCancellable':
+      return [OK(200)];
     case 'balance': {
       if (!r.entry) return [OK(200)];
       if (r.entry.revoked) return [ERR(401, 'UNAUTHORIZED')];
@@ -509,7 +542,7 @@ const describeR = (w: World, r: R): string => {
     case 'purchase':
       return `purchase(u${r.u} product#${w.products[r.p].id} q=${r.q}${r.idemKey ? ` key=${r.idemKey}` : ''})`;
     case 'cancel':
-      return `cancel(u${r.u} order#${r.orderId}${r.order ? ` of u${r.order.u}, ${r.order.status}` : ''})`;
+      return `cancel(u${r.u} order#${r.orderId}${r.order ? ` of u${r.order.u}, ${r.order.status}${r.order.cancellable ? '' : ', final sale'}` : ''})`;
     case 'deposit':
       return `deposit(u${r.u} ${r.amount} ${r.gateway})`;
     case 'webhook':
@@ -524,6 +557,8 @@ const describeR = (w: World, r: R): string => {
       return `createKey(u${r.u})`;
     case 'revokeKey':
       return `revokeKey(u${r.u} key#${r.keyId}${r.target ? ` of u${r.target.owner}${r.target.revoked ? ' revoked' : ''}` : ''})`;
+    case 'setCancellable':
+      return `setCancellable(product#${w.products[r.p].id} ${r.value})`;
     case 'balance':
       return `balance(u${r.u}${r.entry ? ` key#${r.entry.id}${r.entry.revoked ? ' revoked' : ''}` : ''})`;
   }
@@ -633,7 +668,10 @@ async function runGroup(w: World, actions: Action[], log: string[]) {
       continue; // checked against the winner below
     }
     expect(o.status, `new order status${ctx(i)}`).toBe('pending');
-    newOrders.push({ id: o.id, u: r.u, p: r.p, total: product.price * r.q, status: 'pending', items: o.stock_items });
+    // the product's flag at purchase: the one before the group, or one a racing change of the product set
+    const flags = [product.cancellable, ...at('setCancellable').filter((x) => x.r.p === r.p).map((x) => x.r.value)];
+    expect(flags, `order cancellable is the product's flag at purchase${ctx(i)}`).toContain(o.cancellable);
+    newOrders.push({ id: o.id, u: r.u, p: r.p, total: product.price * r.q, status: 'pending', items: o.stock_items, cancellable: o.cancellable });
   }
   // Idempotency-Key: at most one effect per (user, key); every replay is the winner's bytes; 422 only after a winner.
   const keyGroups = new Map<string, typeof purchases>();
@@ -676,21 +714,43 @@ async function runGroup(w: World, actions: Action[], log: string[]) {
   for (const o of newOrders) w.users[o.u].balance -= o.total;
   w.orders.push(...newOrders);
 
-  // --- cancels
+  // --- cancels: each cancellable order targeted by its owner is cancelled once, or (cap reached) not at all, and
+  // each user's cancels stop exactly at the cap: min(targets, room) of them succeed
   const cancels = at('cancel');
+  const targetsOf = new Map(w.users.map((u) => [u.idx, cancellableTargets(group, u.idx)]));
+  const roomOf = new Map(w.users.map((u) => [u.idx, Math.max(0, w.cap - u.cancels)]));
   for (const o of new Set(cancels.map((x) => x.r.order).filter((o): o is MOrder => !!o))) {
     const mine = cancels.filter((x) => x.r.order === o);
     const okays = mine.filter((x) => x.res.status === 200);
-    if (o.status === 'pending' && mine.some((x) => x.r.u === o.u)) {
-      expect(okays.length, `exactly one successful cancel of order ${o.id}${ctx(mine[0].i)}`).toBe(1);
+    if (targetsOf.get(o.u)!.has(o)) {
+      expect(okays.length, `at most one successful cancel of order ${o.id}${ctx(mine[0].i)}`).toBeLessThanOrEqual(1);
+      if (okays.length === 0) {
+        for (const { res, i } of mine.filter((x) => x.r.u === o.u)) expect(res.json.code, `order ${o.id} stayed pending: over the cap${ctx(i)}`).toBe('CANCEL_LIMIT_REACHED');
+        continue;
+      }
       const { i, res } = okays[0];
       expect(res.json.data.refunded_amount, `refunded_amount${ctx(i)}`).toBe(o.total / 100);
-      expect(res.json.data.order, `cancelled order${ctx(i)}`).toMatchObject({ id: o.id, status: 'cancelled' });
+      expect(res.json.data.order, `cancelled order${ctx(i)}`).toMatchObject({ id: o.id, status: 'cancelled', cancellable: true });
       o.status = 'cancelled';
       w.users[o.u].balance += o.total;
+      w.users[o.u].cancels++;
     } else {
       expect(okays.length, `no successful cancel of order ${o.id}${ctx(mine[0].i)}`).toBe(0);
     }
+  }
+  for (const u of w.users) {
+    const done = [...targetsOf.get(u.idx)!].filter((o) => o.status === 'cancelled').length;
+    expect(done, `successful cancels of u${u.idx} (cap ${w.cap}, room ${roomOf.get(u.idx)})`).toBe(Math.min(targetsOf.get(u.idx)!.size, roomOf.get(u.idx)!));
+  }
+
+  // --- final sale flags
+  for (const p of w.products) {
+    const flips = at('setCancellable').filter((x) => x.r.p === p.idx);
+    for (const { res, i } of flips) expect(res.json.data, `patched product${ctx(i)}`).toMatchObject({ id: p.id });
+    const values = new Set(flips.map((x) => x.r.value));
+    // racing changes to different values: the last one to commit wins
+    if (values.size > 1) p.cancellable = (await env.DB.prepare('SELECT cancellable FROM products WHERE id = ?').bind(p.id).first('cancellable')) === 1;
+    else if (values.size === 1) p.cancellable = [...values][0];
   }
 
   // --- deposits created
@@ -767,30 +827,31 @@ async function runGroup(w: World, actions: Action[], log: string[]) {
 // A run
 // ---------------------------------------------------------------------------------------------------------------
 
-async function setUp(init: { balances: number[]; stock: number[] }): Promise<World> {
+async function setUp(init: { balances: number[]; stock: number[]; cap: number }): Promise<World> {
+  const startedAt = new Date().toISOString();
   const users: MUser[] = await Promise.all(
     init.balances.map(async (balance, idx) => {
       const u = await newUser();
       if (balance > 0) await fund(u, balance / 100);
-      return { idx, id: u.id, key: u.key, balance, keys: [] };
+      return { idx, id: u.id, key: u.key, balance, keys: [], cancels: 0 };
     }),
   );
   const products: MProduct[] = await Promise.all(
     PRODUCTS.map(async (spec, idx) => {
-      const created = await newProduct({ price: spec.price, allowedQuantities: spec.allowed });
+      const created = await newProduct({ price: spec.price, allowedQuantities: spec.allowed, cancellable: spec.cancellable });
       const prefix = `${unique('IT')}-p${idx}`;
       const items = init.stock[idx] > 0 ? await restock(created.id, init.stock[idx], prefix) : [];
-      return { idx, id: created.id, price: cents(spec.price), allowed: spec.allowed, prefix, all: new Set(items), available: items, orderKnown: true };
+      return { idx, id: created.id, price: cents(spec.price), allowed: spec.allowed, prefix, all: new Set(items), available: items, orderKnown: true, cancellable: spec.cancellable };
     }),
   );
-  return { users, products, orders: [], deposits: [], idem: new Map(), idemPrefix: unique('idem') };
+  return { users, products, orders: [], deposits: [], idem: new Map(), idemPrefix: unique('idem'), cap: init.cap, startedAt };
 }
 
 /** Every page of a list endpoint. */
-async function listAll(path: string, key: string): Promise<any[]> {
+async function listAll(path: string, auth: CallOptions): Promise<any[]> {
   const rows: any[] = [];
   for (let page = 1; ; page++) {
-    const res = await call(`${path}?per_page=100&page=${page}`, { key });
+    const res = await call(`${path}${path.includes('?') ? '&' : '?'}per_page=100&page=${page}`, auth);
     expect(res.status, res.text).toBe(200);
     rows.push(...res.json.data);
     if (page >= res.json.meta.total_pages) return rows;
@@ -810,13 +871,13 @@ async function verify(w: World, log: string[]) {
       const [balance, keys, orders, deposits] = await Promise.all([
         call('/wallet/balance', { key: u.key }),
         call('/api-keys', { key: u.key }),
-        listAll('/orders', u.key),
-        listAll('/wallet/deposits', u.key),
+        listAll('/orders', { key: u.key }),
+        listAll('/wallet/deposits', { key: u.key }),
       ]);
       expect(cents(balance.json.data.balance), `balance of u${u.idx} (user ${u.id})${history}`).toBe(u.balance);
       expect(keys.json.data.length, `active API keys of u${u.idx}${history}`).toBe(activeKeys(w, u.idx));
-      const modelOrders = w.orders.filter((o) => o.u === u.idx).map((o) => ({ id: o.id, status: o.status, total_amount: o.total / 100 }));
-      const apiOrders = orders.map((o) => ({ id: o.id, status: o.status, total_amount: o.total_amount }));
+      const modelOrders = w.orders.filter((o) => o.u === u.idx).map((o) => ({ id: o.id, status: o.status, total_amount: o.total / 100, cancellable: o.cancellable }));
+      const apiOrders = orders.map((o) => ({ id: o.id, status: o.status, total_amount: o.total_amount, cancellable: o.cancellable }));
       expect(apiOrders.sort((x, y) => x.id - y.id), `orders of u${u.idx}${history}`).toEqual(modelOrders.sort((x, y) => x.id - y.id));
       const modelDeposits = w.deposits.filter((d) => d.u === u.idx).map((d) => ({ id: d.id, status: d.status, amount: d.amount / 100, payment_method: d.gateway }));
       const apiDeposits = deposits.map((d) => ({ id: d.id, status: d.status, amount: d.amount, payment_method: d.payment_method }));
@@ -844,6 +905,11 @@ async function verify(w: World, log: string[]) {
     }
     if (results.length > 0) expect(results[0].stock_count, `stock_count of product ${p.id}`).toBe(p.available.length);
   }
+  // The operator's feed: exactly the items of this run's cancelled orders (other runs' users are filtered out).
+  const runUsers = new Set(w.users.map((u) => u.id));
+  const feed = (await listAll(`/admin/revoked-items?since=${encodeURIComponent(w.startedAt)}`, { admin: true })).filter((r) => runUsers.has(r.user_id));
+  const cancelledItems = w.orders.filter((o) => o.status === 'cancelled').flatMap((o) => o.items.map((item) => `${o.id}|${item}`));
+  expect(feed.map((r) => `${r.order_id}|${r.item}`).sort(), `revoked-items feed${history}`).toEqual(cancelledItems.sort());
 }
 
 describe('model-based concurrency (fast-check)', () => {

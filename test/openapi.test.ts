@@ -22,6 +22,7 @@ describe('OpenAPI document', () => {
         '/api/v2/admin/products',
         '/api/v2/admin/products/{id}',
         '/api/v2/admin/products/{id}/stock',
+        '/api/v2/admin/revoked-items',
         '/api/v2/admin/users',
         '/api/v2/admin/users/{id}/balance-adjustments',
         '/api/v2/api-keys',

@@ -9,7 +9,7 @@ import { BASE, call, expectError, newProduct, unique } from './helpers';
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-type StockEntry = { product_id: number; product_name: string; sku: string; stock_count: number; in_stock: boolean; price: number };
+type StockEntry = { product_id: number; product_name: string; sku: string; stock_count: number; in_stock: boolean; price: number; cancellable: boolean };
 
 async function stockList(): Promise<StockEntry[]> {
   const res = await call('/stock');
@@ -20,7 +20,7 @@ async function stockList(): Promise<StockEntry[]> {
 describe('GET /stock', () => {
   it('returns the envelope with an ISO timestamp and complete entries for active products', async () => {
     const stocked = await newProduct({ price: 4.99, stock: 3 });
-    const empty = await newProduct({ price: 0.07 });
+    const empty = await newProduct({ price: 0.07, cancellable: false });
 
     const res = await call('/stock');
     expect(res.status, res.text).toBe(200);
@@ -37,6 +37,7 @@ describe('GET /stock', () => {
       stock_count: 3,
       in_stock: true,
       price: 4.99,
+      cancellable: true,
     });
     expect(byId.get(empty.id)).toEqual({
       product_id: empty.id,
@@ -45,6 +46,7 @@ describe('GET /stock', () => {
       stock_count: 0,
       in_stock: false,
       price: 0.07,
+      cancellable: false,
     });
   });
 
@@ -99,6 +101,7 @@ describe('GET /stock/{product_id}', () => {
       stock_count: 2,
       in_stock: true,
       price: 12.5,
+      cancellable: true,
     });
   });
 

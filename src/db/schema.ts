@@ -48,6 +48,8 @@ export const products = sqliteTable(
     stockCount: integer('stock_count').notNull().default(0),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
+    /** 0 = final sale: orders of it cannot be cancelled. */
+    cancellable: integer('cancellable').notNull().default(1),
   },
   (t) => [
     uniqueIndex('products_sku_unique').on(t.sku),
@@ -69,6 +71,8 @@ export const orders = sqliteTable(
     status: text('status', { enum: ['pending', 'completed', 'cancelled'] }).notNull(),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
+    /** The product's flag when the order was placed. */
+    cancellable: integer('cancellable').notNull().default(1),
   },
   (t) => [
     uniqueIndex('orders_order_number_unique').on(t.orderNumber),
@@ -86,11 +90,13 @@ export const stockItems = sqliteTable(
     status: text('status', { enum: ['available', 'sold', 'revoked'] }).notNull().default('available'),
     orderId: integer('order_id').references(() => orders.id),
     createdAt: text('created_at').notNull(),
+    revokedAt: text('revoked_at'),
   },
   (t) => [
     uniqueIndex('stock_items_product_content_unique').on(t.productId, t.content),
     index('stock_items_product_status').on(t.productId, t.status, t.id),
     index('stock_items_order').on(t.orderId),
+    index('stock_items_revoked').on(t.revokedAt, t.id).where(sql`revoked_at IS NOT NULL`),
   ],
 );
 
@@ -139,6 +145,7 @@ export const walletTransactions = sqliteTable(
     uniqueIndex('wallet_transactions_one_purchase').on(t.orderId).where(sql`type = 'purchase'`),
     uniqueIndex('wallet_transactions_one_refund').on(t.orderId).where(sql`type = 'refund'`),
     uniqueIndex('wallet_transactions_one_deposit').on(t.depositId).where(sql`type = 'deposit'`),
+    index('wallet_transactions_user_refunds').on(t.userId, t.createdAt).where(sql`type = 'refund'`),
   ],
 );
 

@@ -3,6 +3,8 @@ import type { ZodError } from 'zod';
 
 export const ERROR_STATUS = {
   UNAUTHORIZED: 401,
+  // A browser form post from another origin (the CSRF rule of the local checkout page); the contract names no code.
+  FORBIDDEN: 403,
   API_KEY_LIMIT_REACHED: 400,
   NOT_FOUND: 404,
   VALIDATION_FAILED: 422,
@@ -11,6 +13,7 @@ export const ERROR_STATUS = {
   INVALID_PACK_SIZE: 400,
   PRODUCT_UNAVAILABLE: 400,
   ORDER_NOT_CANCELLABLE: 400,
+  CANCEL_LIMIT_REACHED: 400,
   AMOUNT_MISMATCH: 400,
   IDEMPOTENCY_KEY_REUSED: 422,
   RATE_LIMITED: 429,

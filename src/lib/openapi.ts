@@ -26,6 +26,7 @@ export const jsonResponse = <T extends z.ZodType>(schema: T, description: string
 const ERROR_DESCRIPTIONS = {
   400: 'Business rule rejected the request (see `code`)',
   401: 'Missing, invalid or revoked credentials (`UNAUTHORIZED`)',
+  403: 'Form post from another origin (`FORBIDDEN`)',
   404: 'Unknown resource (`NOT_FOUND`)',
   413: 'Body too large (`PAYLOAD_TOO_LARGE`)',
   422: 'Invalid fields (`VALIDATION_FAILED`)',

@@ -10,7 +10,7 @@ import { addStock, createProduct, MAX_ITEMS_PER_UPLOAD, normaliseItems, updatePr
 import { markDepositPaid } from '../services/deposits';
 import { createUser } from '../services/users';
 import { adjustBalance } from '../services/wallet';
-import { DepositStatus, presentDepositStatus, presentTransaction, Transaction } from './representations';
+import { DepositStatus, finalSaleFlag, presentDepositStatus, presentTransaction, Transaction } from './representations';
 import { presentProfile, userEmail, userName, UserProfileSchema } from './user';
 
 const security = [{ AdminBearer: [] }];
@@ -43,6 +43,9 @@ const ProductBody = z.object({
   price: usdAmount('price', 1, MAX_PRICE_CENTS),
   allowed_quantities: packSizes.optional(),
   active: z.boolean('active must be a boolean').optional(),
+  cancellable: z.boolean('cancellable must be a boolean').optional().openapi({
+    description: 'default true; false makes the product final sale: its orders (from now on) can never be cancelled',
+  }),
 });
 
 const Product = z
@@ -54,6 +57,7 @@ const Product = z
     price: z.number(),
     allowed_quantities: z.array(z.number().int()).nullable(),
     active: z.boolean(),
+    cancellable: finalSaleFlag,
     stock_count: z.number().int(),
     created_at: z.string(),
     updated_at: z.string(),
@@ -68,6 +72,7 @@ const presentProduct = (p: ProductRow) => ({
   price: centsToAmount(p.priceCents),
   allowed_quantities: p.allowedQuantities === null ? null : (JSON.parse(p.allowedQuantities) as number[]),
   active: p.active === 1,
+  cancellable: p.cancellable === 1,
   stock_count: p.stockCount,
   created_at: p.createdAt,
   updated_at: p.updatedAt,
@@ -80,6 +85,7 @@ const productInput = (body: Partial<z.output<typeof ProductBody>>) => ({
   priceCents: body.price,
   allowedQuantities: body.allowed_quantities,
   active: body.active,
+  cancellable: body.cancellable,
 });
 
 const StockUploadBody = z.object({

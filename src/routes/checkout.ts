@@ -1,4 +1,5 @@
 import { Hono, type ExecutionContext as HonoExecutionContext } from 'hono';
+import { csrf } from 'hono/csrf';
 import { readConfig, type AppEnv } from '../env';
 import { notFound } from '../lib/errors';
 import { formatUsd } from '../lib/money';
@@ -96,7 +97,9 @@ export function createCheckoutRouter(dispatch: Dispatch) {
     await next();
   });
   router.get('/:id', async (c) => c.html(checkoutPage(await findDeposit(c.env.DB, depositIdOf(c.req.param('id'))))));
-  router.post('/:id/:outcome{pay|fail}', async (c) => {
+  // Another web page must not be able to pay or fail a deposit through the developer's browser: a form post (or a
+  // body-less post, which is the same to csrf()) needs the page's own Origin or `Sec-Fetch-Site: same-origin`.
+  router.post('/:id/:outcome{pay|fail}', csrf(), async (c) => {
     const deposit = await findDeposit(c.env.DB, depositIdOf(c.req.param('id')));
     if (!isGatewayName(deposit.gateway)) throw notFound('Gateway');
     const gateway = getGateway(deposit.gateway, readConfig(c.env));

@@ -1,4 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { readConfig } from '../env';
 import { envelope, ok } from '../lib/envelope';
 import { centsToAmount } from '../lib/money';
 import type { OrderRow } from '../db/schema';
@@ -90,6 +91,11 @@ export const ordersRouter = createRouter()
       path: '/{id}/cancel',
       tags,
       summary: 'Cancel a pending order; the full amount is refunded to the wallet',
+      description:
+        'Only a pending order of a product that was not final sale when it was bought (`cancellable: true` on the order) ' +
+        'can be cancelled, before the scheduled job completes it (`ORDER_NOT_CANCELLABLE` otherwise). A buyer may make at ' +
+        'most `MAX_CANCELS_PER_DAY` (default 5) cancellations in any 24 hours (`CANCEL_LIMIT_REACHED`, nothing refunded). ' +
+        'The delivered items are revoked: they stay in the order and its export, and the operator deactivates them at the vendor.',
       security: securedByApiKey,
       parameters: [idempotencyKeyParameter],
       request: { params: IdParams },
@@ -111,7 +117,7 @@ export const ordersRouter = createRouter()
         c,
         { order_id: id },
         async (claim) => {
-          const { order } = await cancelOrder(c.var.db, c.var.caller, id, claim);
+          const { order } = await cancelOrder(c.var.db, c.var.caller, id, readConfig(c.env), claim);
           await purgeStock(c, [order.productId]);
           return cancelled(order);
         },

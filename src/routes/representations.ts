@@ -7,6 +7,9 @@ import type { StockEntry as StockRow } from '../services/stock';
 
 const money = (example: number) => z.number().openapi({ example, description: 'USD, at most 2 decimals' });
 const timestamp = z.string().openapi({ format: 'date-time', example: '2026-11-21T12:00:00.000Z' });
+export const finalSaleFlag = z.boolean().openapi({
+  description: 'false: final sale (gift codes, accounts: goods that cannot be revoked at the vendor); orders of it can never be cancelled',
+});
 
 export const Order = z
   .object({
@@ -18,6 +21,9 @@ export const Order = z
     unit_price: money(4.99),
     total_amount: money(9.98),
     status: z.enum(['pending', 'completed', 'cancelled']),
+    cancellable: z.boolean().openapi({
+      description: "the product's `cancellable` when the order was placed: false means final sale, and the order can never be cancelled",
+    }),
     created_at: timestamp,
   })
   .openapi('Order');
@@ -35,6 +41,7 @@ export const presentOrder = (o: OrderRow) => ({
   unit_price: centsToAmount(o.unitPriceCents),
   total_amount: centsToAmount(o.totalAmountCents),
   status: o.status,
+  cancellable: o.cancellable === 1,
   created_at: o.createdAt,
 });
 
@@ -111,6 +118,7 @@ export const StockEntry = z
     stock_count: z.number().int(),
     in_stock: z.boolean(),
     price: money(4.99),
+    cancellable: finalSaleFlag,
   })
   .openapi('StockEntry');
 
@@ -121,4 +129,5 @@ export const presentStock = (s: StockRow) => ({
   stock_count: s.stockCount,
   in_stock: s.stockCount > 0,
   price: centsToAmount(s.priceCents),
+  cancellable: s.cancellable === 1,
 });

@@ -68,8 +68,9 @@ function registerPagesOutsideTheApi(app: App) {
     path: '/pay/{deposit_id}/{outcome}',
     tags,
     summary: 'Development checkout buttons: the server signs and delivers the gateway webhook (DEV_CHECKOUT=true only)',
+    description: "Only from the checkout page itself: a post without the page's own `Origin` (or `Sec-Fetch-Site: same-origin`) is a 403.",
     request: { params: depositParam.extend({ outcome: z.enum(['pay', 'fail']).openapi({ param: { name: 'outcome', in: 'path' } }) }) },
-    responses: { ...errorResponses(400, 401, 404, 422), 200: jsonResponse(envelope(DepositStatus), 'What the webhook answered') },
+    responses: { ...errorResponses(400, 401, 403, 404, 422), 200: jsonResponse(envelope(DepositStatus), 'What the webhook answered') },
   });
 }
 

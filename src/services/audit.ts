@@ -46,6 +46,14 @@ export const AUDIT_CHECKS: AuditCheck[] = [
           WHERE (o.status = 'cancelled') <> (s.status = 'revoked') OR s.status = 'available'`,
   },
   {
+    name: 'revoked items, and only they, carry revoked_at',
+    sql: `SELECT id AS item_id, status, revoked_at FROM stock_items WHERE (status = 'revoked') <> (revoked_at IS NOT NULL)`,
+  },
+  {
+    name: 'no final-sale order is cancelled',
+    sql: `SELECT id AS order_id FROM orders WHERE status = 'cancelled' AND cancellable = 0`,
+  },
+  {
     name: 'order total equals unit price times quantity',
     sql: `SELECT id AS order_id FROM orders WHERE total_amount_cents <> unit_price_cents * quantity`,
   },

@@ -6,7 +6,7 @@ import { randomBase62 } from '../lib/crypto';
 import { ApiError, notFound } from '../lib/errors';
 import { centsToAmount } from '../lib/money';
 import { pageWindow, type Page } from '../lib/pagination';
-import { isoNow } from '../lib/time';
+import { addMinutes, isoNow } from '../lib/time';
 import { readAs, writeAs, type Caller } from './caller';
 import { recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
@@ -46,8 +46,8 @@ export async function purchase(d1: Db, caller: Caller, productId: number, quanti
   const [orderResult, itemsResult, stateResult] = await writeAs(d1, caller, {
     writes: [
       sql`
-        INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, unit_price_cents, total_amount_cents, status, created_at, updated_at)
-        SELECT ${orderNumber}, u.id, p.id, p.name, ${quantity}, p.price_cents, p.price_cents * ${quantity}, 'pending', ${now}, ${now}
+        INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, unit_price_cents, total_amount_cents, status, created_at, updated_at, cancellable)
+        SELECT ${orderNumber}, u.id, p.id, p.name, ${quantity}, p.price_cents, p.price_cents * ${quantity}, 'pending', ${now}, ${now}, p.cancellable
         FROM products p JOIN users u ON u.id = ${caller.userId}
         WHERE p.id = ${productId} AND p.active = 1 AND p.stock_count >= ${quantity}
           AND u.balance_cents >= p.price_cents * ${quantity}
@@ -111,18 +111,40 @@ function purchaseRefusal(state: PurchaseState | undefined, quantity: number): Ap
   });
 }
 
+/** What decides whether a buyer may cancel: the hold period and the cap on cancellations (src/env.ts Config). */
+export interface CancelRules {
+  orderHoldHours: number;
+  maxCancelsPerDay: number;
+}
+
 /**
- * Cancel a pending order: one batch guarded by `status = 'pending'` that cancels it, writes the refund ledger row
- * (at most one per order), credits the wallet and revokes the delivered items (they were disclosed: never resold).
- * The refund's operation id, generated here, says whether this very request cancelled the order.
+/**
+ * Cancel a pending order: one batch guarded by `status = 'pending'`, the order's final-sale flag, its hold period and
+ * the buyer's cancellations of the last 24 hours (counted inside the batch, so racing cancels cannot pass the cap).
+ * It cancels the order, writes the refund ledger row (at most one per order), credits the wallet and revokes the
+ * delivered items (they were disclosed: never resold; the operator deactivates them at the vendor). The refund's
+ * operation id, generated here, says whether this very request cancelled the order.
  */
-export async function cancelOrder(d1: Db, caller: Caller, orderId: number, claim?: IdempotencyClaim): Promise<{ order: OrderRow; refundedCents: number }> {
+export async function cancelOrder(
+  d1: Db,
+  caller: Caller,
+  orderId: number,
+  rules: CancelRules,
+  claim?: IdempotencyClaim,
+): Promise<{ order: OrderRow; refundedCents: number }> {
   const now = isoNow();
   const operationId = newOperationId();
   const refunded = sql`EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId})`;
+  const holdStart = addMinutes(now, -60 * rules.orderHoldHours);
+  // ORDER_HOLD_HOURS=0 means "the next job run completes it": until then the order stays cancellable.
+  const withinHold = rules.orderHoldHours > 0 ? sql`AND created_at > ${holdStart}` : sql``;
+  const recentCancels = sql`(SELECT count(*) FROM wallet_transactions
+    WHERE user_id = ${caller.userId} AND type = 'refund' AND created_at > ${addMinutes(now, -24 * 60)})`;
   const [orderResult, refundResult] = await writeAs(d1, caller, {
     writes: [
-      sql`UPDATE orders SET status = 'cancelled', updated_at = ${now} WHERE id = ${orderId} AND user_id = ${caller.userId} AND status = 'pending'`,
+      sql`UPDATE orders SET status = 'cancelled', updated_at = ${now}
+          WHERE id = ${orderId} AND user_id = ${caller.userId} AND status = 'pending' AND cancellable = 1 ${withinHold}
+            AND ${recentCancels} < ${rules.maxCancelsPerDay}`,
       ...walletMovement({
         userId: caller.userId,
         type: 'refund',
@@ -134,23 +156,36 @@ export async function cancelOrder(d1: Db, caller: Caller, orderId: number, claim
           WHERE o.id = ${orderId} AND o.user_id = ${caller.userId} AND o.status = 'cancelled'
             AND NOT EXISTS (SELECT 1 FROM wallet_transactions t WHERE t.order_id = o.id AND t.type = 'refund')`,
       }),
-      sql`UPDATE stock_items SET status = 'revoked' WHERE order_id = ${orderId} AND status = 'sold' AND ${refunded}`,
+      sql`UPDATE stock_items SET status = 'revoked', revoked_at = ${now} WHERE order_id = ${orderId} AND status = 'sold' AND ${refunded}`,
       ...(claim
         ? recordClaim(caller, claim, sql`SELECT id, ${rowJson(orders)} AS snapshot FROM orders WHERE id = ${orderId} AND ${refunded}`)
         : []),
     ],
     reads: [
-      sql`SELECT ${columnsOf(orders)} FROM orders WHERE id = ${orderId} AND user_id = ${caller.userId}`,
+      // Read in the same transaction as the guarded UPDATE, so it tells why that changed nothing.
+      sql`SELECT ${columnsOf(orders)}, ${recentCancels} AS recentCancels FROM orders WHERE id = ${orderId} AND user_id = ${caller.userId}`,
       sql`SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId}`,
     ],
     committed: ([, refund]) => rowsOf(refund).length > 0,
   });
-  const [order] = rowsOf<OrderRow>(orderResult);
+  const [order] = rowsOf<OrderRow & { recentCancels: number }>(orderResult);
   if (!order) throw notFound('Order');
-  if (rowsOf(refundResult).length === 0) {
-    throw new ApiError('ORDER_NOT_CANCELLABLE', `Order ${order.orderNumber} is ${order.status} and cannot be cancelled.`);
-  }
+  if (rowsOf(refundResult).length === 0) throw whyNotCancelled(order, rules, order.createdAt <= holdStart);
   return { order, refundedCents: order.totalAmountCents };
+}
+
+/** An order that is not cancellable anyway answers ORDER_NOT_CANCELLABLE before the cap is mentioned. */
+function whyNotCancelled(order: OrderRow & { recentCancels: number }, rules: CancelRules, holdOver: boolean): ApiError {
+  const refuse = (why: string) => new ApiError('ORDER_NOT_CANCELLABLE', `Order ${order.orderNumber} ${why} and cannot be cancelled.`);
+  if (order.status !== 'pending') return refuse(`is ${order.status}`);
+  if (order.cancellable !== 1) return refuse('is final sale');
+  if (rules.orderHoldHours > 0 && holdOver) return refuse(`is past its ${rules.orderHoldHours}-hour hold period`);
+  return new ApiError(
+    'CANCEL_LIMIT_REACHED',
+    rules.maxCancelsPerDay === 0
+      ? 'Orders cannot be cancelled in this shop.'
+      : `You have cancelled ${order.recentCancels} order(s) in the last 24 hours; at most ${rules.maxCancelsPerDay} are allowed. Try again later.`,
+  );
 }
 
 export async function listOrders(d1: Db, caller: Caller, page: Page) {
@@ -180,7 +215,7 @@ export const purchaseReplay = {
 
 /** Scheduled job: pending orders older than the hold period complete (and can no longer be cancelled). */
 export async function completeHeldOrders(d1: Db, now: string, holdHours: number, limit: number): Promise<number> {
-  const cutoff = new Date(Date.parse(now) - holdHours * 3_600_000).toISOString();
+  const cutoff = addMinutes(now, -60 * holdHours);
   const result = await getDb(d1).run(sql`
     UPDATE orders SET status = 'completed', updated_at = ${now}
     WHERE id IN (SELECT id FROM orders WHERE status = 'pending' AND created_at <= ${cutoff} ORDER BY created_at LIMIT ${limit})

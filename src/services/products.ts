@@ -13,6 +13,7 @@ export interface ProductInput {
   priceCents: number;
   allowedQuantities?: number[] | null;
   active?: boolean;
+  cancellable?: boolean;
 }
 
 const skuTaken = () => fieldError('sku', 'The sku has already been taken.');
@@ -32,6 +33,7 @@ export async function createProduct(d1: Db, input: ProductInput): Promise<Produc
         priceCents: input.priceCents,
         allowedQuantities: packSizes(input.allowedQuantities) ?? null,
         active: input.active === false ? 0 : 1,
+        cancellable: input.cancellable === false ? 0 : 1,
         stockCount: 0,
         createdAt: now,
         updatedAt: now,
@@ -55,6 +57,7 @@ export async function updateProduct(d1: Db, productId: number, input: Partial<Pr
         priceCents: input.priceCents,
         allowedQuantities: packSizes(input.allowedQuantities),
         active: input.active === undefined ? undefined : input.active ? 1 : 0,
+        cancellable: input.cancellable === undefined ? undefined : input.cancellable ? 1 : 0,
         updatedAt: isoNow(),
       })
       .where(eq(products.id, productId))

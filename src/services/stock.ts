@@ -11,9 +11,10 @@ const stockColumns = {
   sku: products.sku,
   stockCount: products.stockCount,
   priceCents: products.priceCents,
+  cancellable: products.cancellable,
 };
 
-export type StockEntry = { productId: number; productName: string; sku: string; stockCount: number; priceCents: number };
+export type StockEntry = { productId: number; productName: string; sku: string; stockCount: number; priceCents: number; cancellable: number };
 
 export async function listStock(d1: Db): Promise<StockEntry[]> {
   return getDb(d1)
