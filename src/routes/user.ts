@@ -11,7 +11,7 @@ export const UserProfileSchema = z
     id: z.number().int(),
     name: z.string(),
     email: z.string().openapi({ format: 'email' }),
-    balance: z.number().openapi({ example: 25.5 }),
+    balance: z.number().min(0).openapi({ example: 25.5 }),
     created_at: z.string().openapi({ format: 'date-time' }),
   })
   .openapi('UserProfile');
@@ -37,7 +37,7 @@ const ChangePasswordBody = z.object({
 
 const Dashboard = z
   .object({
-    balance: z.number(),
+    balance: z.number().min(0),
     total_orders: z.number().int(),
     total_spent: z.number(),
     pending_orders: z.number().int(),

@@ -47,7 +47,7 @@ export const walletRouter = createRouter()
       summary: 'Wallet balance',
       security: securedByApiKey,
       responses: {
-        200: jsonResponse(envelope(z.object({ balance: z.number(), currency: z.literal('USD') })), 'The balance'),
+        200: jsonResponse(envelope(z.object({ balance: z.number().min(0), currency: z.literal('USD') })), 'The balance'),
         ...errorResponses(401, 429),
       },
     }),
