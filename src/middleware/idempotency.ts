@@ -6,6 +6,7 @@ import type { AppEnv } from '../env';
 import { findLiveRecord, storeResponse, type IdempotencyClaim } from '../services/idempotency';
 import { sha256Hex } from '../lib/crypto';
 import { ApiError, fieldError } from '../lib/errors';
+import { IDEMPOTENCY_KEY } from '../lib/openapi';
 import { isoNow } from '../lib/time';
 
 export interface Rendered<T, S extends ContentfulStatusCode> {
@@ -13,7 +14,6 @@ export interface Rendered<T, S extends ContentfulStatusCode> {
   body: T;
 }
 
-const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
 // A concurrent first request holding the key stores its response moments after its batch: wait that long for it.
 const RESPONSE_WAIT_ATTEMPTS = 40;
 const RESPONSE_WAIT_MS = 50;
@@ -55,7 +55,7 @@ export async function idempotent<T extends object, S extends ContentfulStatusCod
     const { status, body } = await run();
     return typed(c.json(body, status));
   }
-  if (!VALID_KEY.test(key)) throw fieldError('Idempotency-Key', 'Idempotency-Key must be 1 to 255 printable ASCII characters.');
+  if (!IDEMPOTENCY_KEY.test(key)) throw fieldError('Idempotency-Key', 'Idempotency-Key must be 1 to 255 printable ASCII characters.');
 
   const d1 = c.var.db;
   const { userId } = c.var.principal;
