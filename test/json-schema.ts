@@ -55,6 +55,26 @@ function prepare(schema: Schema, components: Record<string, Schema>, closed: boo
   return out;
 }
 
+/** `x` as the integer `digits` / 10^`scale`, exactly as its shortest decimal form (what JSON carries) reads. */
+function decimal(x: number) {
+  const [mantissa, exponent = '0'] = String(Math.abs(x)).split('e');
+  const [whole, fraction = ''] = mantissa.split('.');
+  const scale = fraction.length - Number(exponent);
+  const digits = BigInt(whole + fraction);
+  return scale >= 0 ? { digits, scale } : { digits: digits * 10n ** BigInt(-scale), scale: 0 };
+}
+
+/**
+ * `multipleOf` on the numbers as written in JSON (0.07 is a multiple of 0.01), not on their binary floating-point
+ * values: Ajv's own check divides and misses for amounts such as 642230.07.
+ */
+function isMultipleOf(value: number, divisor: number): boolean {
+  if (!Number.isFinite(value)) return false;
+  const [v, d] = [decimal(value), decimal(divisor)];
+  const scale = Math.max(v.scale, d.scale);
+  return (v.digits * 10n ** BigInt(scale - v.scale)) % (d.digits * 10n ** BigInt(scale - d.scale)) === 0n;
+}
+
 const describe = (at: string, error: ErrorObject) => {
   const where = `${at}${error.instancePath.replaceAll('/', '.')}`;
   if (error.keyword === 'additionalProperties') return `${where}.${(error.params as { additionalProperty: string }).additionalProperty}: undocumented field`;
@@ -64,8 +84,10 @@ const describe = (at: string, error: ErrorObject) => {
 export function createSchemaChecker(doc: Doc, { closed }: { closed: boolean }): SchemaChecker {
   const components = doc.components?.schemas ?? {};
   // `example` is OpenAPI's annotation; union types (`["string", "null"]`) are how 3.1 documents say nullable.
-  const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: false, multipleOfPrecision: 9 });
+  const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: false });
   ajv.addKeyword('example');
+  ajv.removeKeyword('multipleOf');
+  ajv.addKeyword({ keyword: 'multipleOf', type: 'number', schemaType: 'number', validate: (divisor: number, value: number) => isMultipleOf(value, divisor) });
   addFormats(ajv);
   ajv.addSchema({ $id: COMPONENTS_ID, $defs: Object.fromEntries(Object.entries(components).map(([name, s]) => [name, prepare(s, components, closed)])) });
   const compiled = new WeakMap<Schema, ValidateFunction>();
