@@ -64,7 +64,7 @@ export const MAX_PATH_ID = 999_999_999_999_999;
 export const pathId = (name: string) =>
   z
     .string()
-    .regex(ID_TEXT, `${name} must be an integer from 1 to ${MAX_PATH_ID}`)
+    .regex(ID_TEXT, `${name} must be a positive integer, at most ${MAX_PATH_ID}`)
     .transform(Number)
     .openapi({ param: { name, in: 'path' }, type: 'integer', minimum: 1, maximum: MAX_PATH_ID, example: 1 });
 
