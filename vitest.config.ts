@@ -2,6 +2,8 @@ import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // SEED pins the seed of the document-driven fuzz test (test/contract-fuzz.test.ts), as import.meta.env.SEED.
+  envPrefix: ['VITE_', 'SEED'],
   plugins: [
     cloudflareTest({
       wrangler: { configPath: './wrangler.toml' },

@@ -1,14 +1,12 @@
 import { ERROR_STATUS } from '../src/lib/errors';
+import { createSchemaChecker, type Doc, type SchemaChecker } from './json-schema';
+
+export type { Doc } from './json-schema';
 
 // Checks a response against the OpenAPI document the service publishes: the operation must document the status,
-// the content type must be the documented one, and a JSON body must match the documented schema with no
-// undocumented field. Pure (no Workers imports), so the worker tests and the Node e2e tests share it.
-
-type Schema = Record<string, any>;
-export interface Doc {
-  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Schema }> }> }>>;
-  components?: { schemas?: Record<string, Schema> };
-}
+// the content type must be the documented one, and a JSON body must match the documented schema (Ajv, with its
+// ranges, patterns and formats) with no undocumented field. Pure (no Workers imports), so the worker tests and the
+// Node e2e tests share it.
 
 const ROUTE_ONLY_CODES = new Set(['NOT_FOUND', 'UNAUTHORIZED', 'RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'VALIDATION_FAILED']);
 
@@ -20,53 +18,12 @@ function findOperation(doc: Doc, method: string, path: string) {
   return undefined;
 }
 
-function resolve(doc: Doc, schema: Schema): Schema {
-  const ref = schema.$ref as string | undefined;
-  return ref ? resolve(doc, doc.components!.schemas![ref.replace('#/components/schemas/', '')]) : schema;
-}
-
-const typeOf = (value: unknown) =>
-  value === null ? 'null' : Array.isArray(value) ? 'array' : Number.isInteger(value) ? 'integer' : typeof value;
-
-/** The JSON Schema subset the document uses; objects are closed (an undocumented field is an error). */
-function validate(doc: Doc, schemaIn: Schema, value: unknown, at: string): string[] {
-  const schema = resolve(doc, schemaIn);
-  if (schema.anyOf || schema.oneOf) {
-    const options = (schema.anyOf ?? schema.oneOf) as Schema[];
-    return options.some((option) => validate(doc, option, value, at).length === 0) ? [] : [`${at}: matches none of the documented shapes`];
-  }
-  if (schema.allOf) {
-    // An extended schema: one closed object with the properties of all its parts.
-    const parts = (schema.allOf as Schema[]).map((part) => resolve(doc, part));
-    const merged = {
-      type: 'object',
-      properties: Object.assign({}, ...parts.map((part) => part.properties ?? {})),
-      required: parts.flatMap((part) => part.required ?? []),
-    };
-    return validate(doc, merged, value, at);
-  }
-  if ('const' in schema && value !== schema.const) return [`${at}: expected ${JSON.stringify(schema.const)}`];
-  if (schema.enum && !schema.enum.includes(value)) return [`${at}: ${JSON.stringify(value)} not in ${JSON.stringify(schema.enum)}`];
-  if (schema.type) {
-    const types = ([] as string[]).concat(schema.type);
-    const actual = typeOf(value);
-    const ok = types.some((t) => t === actual || (t === 'number' && actual === 'integer'));
-    if (!ok) return [`${at}: expected ${types.join('|')}, got ${actual}`];
-  }
-  if (typeOf(value) === 'object' && (schema.properties || schema.type === 'object')) {
-    const object = value as Record<string, unknown>;
-    const properties = (schema.properties ?? {}) as Record<string, Schema>;
-    const errors = ((schema.required ?? []) as string[]).filter((key) => !(key in object)).map((key) => `${at}.${key}: required`);
-    for (const [key, item] of Object.entries(object)) {
-      if (properties[key]) errors.push(...validate(doc, properties[key], item, `${at}.${key}`));
-      else if (schema.additionalProperties && typeof schema.additionalProperties === 'object') errors.push(...validate(doc, schema.additionalProperties, item, `${at}.${key}`));
-      else if (!schema.additionalProperties) errors.push(`${at}.${key}: undocumented field`);
-    }
-    return errors;
-  }
-  if (typeOf(value) === 'array' && schema.items) return (value as unknown[]).flatMap((item, i) => validate(doc, schema.items, item, `${at}[${i}]`));
-  return [];
-}
+const responseCheckers = new WeakMap<Doc, SchemaChecker>();
+const responseChecker = (doc: Doc) => {
+  let checker = responseCheckers.get(doc);
+  if (!checker) responseCheckers.set(doc, (checker = createSchemaChecker(doc, { closed: true })));
+  return checker;
+};
 
 function checkErrorEnvelope(status: number, body: any): string[] {
   const code = body?.code as keyof typeof ERROR_STATUS;
@@ -98,7 +55,7 @@ export async function contractViolations(doc: Doc, method: string, url: string, 
   if (!content) return text === '' ? [] : [`${where}: documented without a body but has one`];
   if (!content[contentType]) return [`${where}: content type ${contentType} not documented (${Object.keys(content).join(', ')})`];
   if (contentType !== 'application/json') return [];
-  const errors = validate(doc, content[contentType].schema, json, 'body').map((e) => `${where}: ${e}`);
+  const errors = responseChecker(doc).errors(content[contentType].schema, json, 'body').map((e) => `${where}: ${e}`);
   if (response.status >= 400) errors.push(...checkErrorEnvelope(response.status, json).map((e) => `${where}: ${e}`));
   return errors;
 }

@@ -18,6 +18,8 @@ import { changedTables, snapshot, type Snapshot } from './snapshot';
 //   - a 4xx changes nothing: every business table is snapshotted after each request and compared with the previous
 //     snapshot whenever the request failed (api_keys.last_used_at is excluded: authenticating a request may refresh
 //     it after the response, whatever the outcome).
+// Whether the API and its document agree on which requests are valid is test/contract-fuzz.test.ts's property:
+// it generates requests from the document's schemas and judges them with Ajv.
 //
 // Reproduce a failure with the seed printed in the failure message:
 //   VITE_FUZZ_SEED=<seed> npx vitest run test/fuzz.test.ts

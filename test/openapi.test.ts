@@ -66,3 +66,30 @@ describe('OpenAPI document details', () => {
     expect(Object.keys(doc.paths['/api/v2/orders'].post.responses).sort()).toEqual(['201', '400', '401', '404', '413', '422', '429', '500', '503']);
   });
 });
+
+describe('OpenAPI document for generated clients', () => {
+  it('names every operation (unique operationId, tags) and links created resources to the operations that take their id', async () => {
+    const doc = (await call('/openapi.json')).json;
+    const operations = Object.values(doc.paths as Record<string, Record<string, any>>).flatMap((methods) => Object.values(methods));
+    const byId = new Map(operations.map((op) => [op.operationId as string, op]));
+    expect(operations.every((op) => typeof op.operationId === 'string' && op.tags?.length > 0)).toBe(true);
+    expect(byId.size).toBe(operations.length);
+
+    const links = operations.flatMap((op) =>
+      Object.values(op.responses as Record<string, { links?: Record<string, any> }>).flatMap((response) =>
+        Object.values(response.links ?? {}).map((link) => ({ from: op.operationId as string, ...link })),
+      ),
+    );
+    for (const link of links) {
+      const target = byId.get(link.operationId);
+      expect(target, `${link.from} → ${link.operationId}`).toBeDefined();
+      for (const parameter of Object.keys(link.parameters)) {
+        expect(target.parameters.map((p: { name: string }) => p.name), `${link.from} → ${link.operationId}`).toContain(parameter);
+      }
+    }
+    const chained = new Set(links.map((link) => `${link.from} → ${link.operationId}`));
+    for (const pair of ['createOrder → cancelOrder', 'createOrder → exportOrder', 'createDeposit → getDepositStatus', 'createApiKey → revokeApiKey']) {
+      expect(chained).toContain(pair);
+    }
+  });
+});

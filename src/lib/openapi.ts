@@ -12,16 +12,30 @@ export function createRouter() {
   });
 }
 
+/**
+ * A JSON request body. It is `required` unless the schema accepts `{}`: a request without a body is validated as
+ * `{}`, so an all-optional body (a partial update) may be left out, and the document says so.
+ */
 export const jsonBody = <T extends z.ZodType>(schema: T, description?: string) => ({
-  required: true,
+  required: !schema.safeParse({}).success,
   description,
   content: { 'application/json': { schema } },
 });
 
-export const jsonResponse = <T extends z.ZodType>(schema: T, description: string) => ({
+export const jsonResponse = <T extends z.ZodType>(schema: T, description: string, links?: ReturnType<typeof idLinks>) => ({
   description,
   content: { 'application/json': { schema } },
+  ...(links && { links }),
 });
+
+/**
+ * OpenAPI links from a response to the operations that take the id it returns (`{ operationId: parameter }`, the
+ * id at `pointer` in the body), so generated clients and stateful fuzzers can chain the calls.
+ */
+export const idLinks = (pointer: string, targets: Record<string, string>) =>
+  Object.fromEntries(
+    Object.entries(targets).map(([operationId, parameter]) => [operationId, { operationId, parameters: { [parameter]: `$response.body#${pointer}` } }]),
+  );
 
 const ERROR_DESCRIPTIONS = {
   400: 'Business rule rejected the request (see `code`)',
@@ -47,26 +61,36 @@ export function errorResponses(...statuses: ErrorStatus[]) {
   ) as Record<ErrorStatus, ReturnType<typeof jsonResponse<typeof ErrorBody>>>;
 }
 
-/** Positive integer path id; anything else is a 422, never a 500 or a silent coercion. */
+/** An id as written in a URL: 1..MAX_PATH_ID, digits only, no leading zero. */
+export const ID_TEXT = /^[1-9]\d{0,14}$/;
+export const MAX_PATH_ID = 999_999_999_999_999;
+
+/** Positive integer path id (1..MAX_PATH_ID); anything else is a 422, never a 500 or a silent coercion. */
 export const pathId = (name: string) =>
   z
     .string()
-    .regex(/^[1-9]\d{0,14}$/, `${name} must be a positive integer`)
+    .regex(ID_TEXT, `${name} must be a positive integer, at most ${MAX_PATH_ID}`)
     .transform(Number)
-    .openapi({ param: { name, in: 'path' }, type: 'integer', example: 1 });
+    .openapi({ param: { name, in: 'path' }, type: 'integer', minimum: 1, maximum: MAX_PATH_ID, example: 1 });
 
 export const IdParams = z.object({ id: pathId('id') });
 
 export const securedByApiKey: Array<Record<string, string[]>> = [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }];
 
 /**
+ * An `Idempotency-Key`: 1..255 printable ASCII characters. HTTP strips spaces around a header value, so a key
+ * neither starts nor ends with one.
+ */
+export const IDEMPOTENCY_KEY = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/;
+
+/**
  * Documents the optional `Idempotency-Key` header (as a plain parameter, so typed clients need not pass it);
- * src/middleware/idempotency.ts validates and applies it.
+ * src/middleware/idempotency.ts validates it with the same pattern and applies it.
  */
 export const idempotencyKeyParameter = {
   name: 'Idempotency-Key',
   in: 'header' as const,
   required: false,
-  description: '1..255 printable characters. Same key and same request within 24 h replays the first response.',
-  schema: { type: 'string' as const, minLength: 1, maxLength: 255, example: 'order-2026-11-21-0001' },
+  description: '1..255 printable ASCII characters. Same key and same request within 24 h replays the first response.',
+  schema: { type: 'string' as const, pattern: IDEMPOTENCY_KEY.source, example: 'order-2026-11-21-0001' },
 };

@@ -19,3 +19,25 @@ export const usdAmount = (field: string, minCents: number, maxCents: number) =>
       return cents;
     })
     .openapi({ type: 'number', minimum: centsToAmount(minCents), maximum: centsToAmount(maxCents), multipleOf: 0.01 });
+
+/**
+ * Free text, stored trimmed. The limits apply to the text as sent, so the document's maxLength is exact, and it may
+ * not be blank: the pattern `\S` asks for one character that trimming keeps (JavaScript's `\s` is exactly what
+ * String.prototype.trim removes).
+ */
+export const trimmedText = (field: string, max: number) =>
+  z
+    .string(`${field} must be a string`)
+    .max(max, `${field} may not be greater than ${max} characters`)
+    .regex(/\S/, `${field} may not be blank`)
+    .trim();
+
+/**
+ * An email address as zod's `z.email()` checks it, with the pattern in the document: JSON Schema's `format: email`
+ * is looser (it accepts `0@com`, which this refuses).
+ */
+export const emailAddress = (field: string) =>
+  z
+    .string(`${field} must be a string`)
+    .max(254, `${field} is too long`)
+    .regex(z.regexes.email, `${field} must be a valid email address`);

@@ -7,6 +7,7 @@ import type { AppEnv } from '../env';
 import { findClaim, type ClaimRecord, type IdempotencyClaim } from '../services/idempotency';
 import { sha256Hex } from '../lib/crypto';
 import { ApiError, fieldError } from '../lib/errors';
+import { IDEMPOTENCY_KEY } from '../lib/openapi';
 import { isoNow } from '../lib/time';
 
 export interface Rendered<T, S extends ContentfulStatusCode> {
@@ -20,7 +21,6 @@ export interface Replay<T, S extends ContentfulStatusCode> {
   render: (snapshot: unknown, related: D1Result[]) => Rendered<T, S>;
 }
 
-const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
 
 /** JSON with object keys sorted, so the same input always hashes the same. */
 function canonicalJson(value: unknown): string {
@@ -54,7 +54,7 @@ export async function idempotent<T extends object, S extends ContentfulStatusCod
     const { status, body } = await run();
     return typed(c.json(body, status));
   }
-  if (!VALID_KEY.test(key)) throw fieldError('Idempotency-Key', 'Idempotency-Key must be 1 to 255 printable ASCII characters.');
+  if (!IDEMPOTENCY_KEY.test(key)) throw fieldError('Idempotency-Key', 'Idempotency-Key must be 1 to 255 printable ASCII characters.');
 
   const requestHash = await sha256Hex(`${c.req.method} ${c.req.path}\n${canonicalJson(input)}`);
   try {

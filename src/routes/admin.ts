@@ -3,9 +3,9 @@ import type { ProductRow } from '../db/schema';
 import { envelope, ok } from '../lib/envelope';
 import { fieldError } from '../lib/errors';
 import { centsToAmount } from '../lib/money';
-import { createRouter, errorResponses, IdParams, jsonBody, jsonResponse } from '../lib/openapi';
+import { createRouter, errorResponses, IdParams, idLinks, jsonBody, jsonResponse } from '../lib/openapi';
 import { purgeStock } from '../middleware/stock-cache';
-import { usdAmount } from '../lib/validation';
+import { trimmedText, usdAmount } from '../lib/validation';
 import { addStock, createProduct, MAX_ITEMS_PER_UPLOAD, normaliseItems, updateProduct } from '../services/products';
 import { markDepositPaid } from '../services/deposits';
 import { createUser } from '../services/users';
@@ -26,8 +26,10 @@ const CreateUserBody = z.object({
 });
 
 const AdjustmentBody = z.object({
-  amount: usdAmount('amount', -MAX_ADJUSTMENT_CENTS, MAX_ADJUSTMENT_CENTS).refine((cents) => cents !== 0, 'amount must not be zero'),
-  description: z.string().trim().min(1, 'description is required').max(500, 'description is too long'),
+  amount: usdAmount('amount', -MAX_ADJUSTMENT_CENTS, MAX_ADJUSTMENT_CENTS)
+    .refine((cents) => cents !== 0, 'amount must not be zero')
+    .openapi({ not: { const: 0 } }),
+  description: trimmedText('description', 500),
 });
 
 const packSizes = z
@@ -37,9 +39,9 @@ const packSizes = z
   .nullable();
 
 const ProductBody = z.object({
-  name: z.string().trim().min(1, 'name is required').max(200),
-  sku: z.string().trim().min(1, 'sku is required').max(100),
-  category: z.string().trim().min(1).max(100).nullable().optional(),
+  name: trimmedText('name', 200),
+  sku: trimmedText('sku', 100),
+  category: trimmedText('category', 100).nullable().optional(),
   price: usdAmount('price', 1, MAX_PRICE_CENTS),
   allowed_quantities: packSizes.optional(),
   active: z.boolean('active must be a boolean').optional(),
@@ -88,30 +90,80 @@ const productInput = (body: Partial<z.output<typeof ProductBody>>) => ({
   cancellable: body.cancellable,
 });
 
+// What `uploadItems` enforces, as patterns for the document: an item once trimmed is at most MAX_ITEM_LENGTH
+// characters with no line break, and a blank one is skipped. Each input has one way to match (no runaway
+// backtracking in the tools that evaluate them).
+const TRIMMED_ITEM = `\\S(?:[^\\r\\n]{0,${MAX_ITEM_LENGTH - 2}}\\S)?`;
+const TEXT_LINE = `[^\\S\\n]*(?:${TRIMMED_ITEM}[^\\S\\n]*)?`;
+
 const StockUploadBody = z.object({
-  items: z.array(z.string('items must be strings')).max(MAX_ITEMS_PER_UPLOAD, `at most ${MAX_ITEMS_PER_UPLOAD} items per call`),
+  items: z
+    .array(
+      z.string('items must be strings').openapi({
+        pattern: `^\\s*(?:${TRIMMED_ITEM}\\s*)?$`,
+        description: `trimmed: at most ${MAX_ITEM_LENGTH} characters, no line break; blank items are skipped`,
+      }),
+    )
+    .max(MAX_ITEMS_PER_UPLOAD, `at most ${MAX_ITEMS_PER_UPLOAD} items per call`),
+});
+
+const StockUploadText = z.string().openapi({
+  pattern: `^${TEXT_LINE}(?:\\n${TEXT_LINE})*$`,
+  description: `one item per line, each trimmed (so CR LF line ends work): at most ${MAX_ITEMS_PER_UPLOAD} non-blank lines of at most ${MAX_ITEM_LENGTH} characters`,
+  example: 'CODE-1\nCODE-2',
 });
 
 /** Upload items: validated here so JSON and text bodies obey the same limits. */
 function uploadItems(raw: string[]): string[] {
   const items = normaliseItems(raw);
   if (items.length > MAX_ITEMS_PER_UPLOAD) throw fieldError('items', `at most ${MAX_ITEMS_PER_UPLOAD} items per call`);
-  if (items.some((item) => item.length > MAX_ITEM_LENGTH)) throw fieldError('items', `an item may be at most ${MAX_ITEM_LENGTH} characters`);
+  // Characters are code points, as JSON Schema counts them.
+  if (items.some((item) => [...item].length > MAX_ITEM_LENGTH)) throw fieldError('items', `an item may be at most ${MAX_ITEM_LENGTH} characters`);
   if (items.some((item) => /[\r\n]/.test(item))) throw fieldError('items', 'an item may not contain line breaks');
   return items;
 }
+
+// zod-openapi runs the JSON validator on every request when a body is `required`, which would refuse text/plain
+// uploads: the route validates with `required: false` (the handler refuses a missing body), and the document, which
+// registers it separately below, says what the API does: the body is required.
+const addStockRoute = createRoute({
+  method: 'post',
+  path: '/products/{id}/stock',
+  operationId: 'addStock',
+  tags,
+  summary: 'Add stock items (JSON `items` or a text/plain body, one item per line)',
+  security,
+  request: {
+    params: IdParams,
+    body: {
+      required: false,
+      content: {
+        'application/json': { schema: StockUploadBody },
+        'text/plain': { schema: StockUploadText },
+      },
+    },
+  },
+  responses: {
+    201: jsonResponse(
+      envelope(z.object({ added: z.number().int(), skipped: z.number().int(), stock_count: z.number().int() })),
+      'Items added; duplicates skipped',
+    ),
+    ...errorResponses(401, 404, 413, 422),
+  },
+});
 
 export const adminRouter = createRouter()
   .openapi(
     createRoute({
       method: 'post',
       path: '/users',
+      operationId: 'createUser',
       tags,
       summary: 'Create a user and its first API key',
       security,
       request: { body: jsonBody(CreateUserBody) },
       responses: {
-        201: jsonResponse(envelope(UserProfileSchema.extend({ api_key: z.string() })), 'The user and its first key'),
+        201: jsonResponse(envelope(UserProfileSchema.extend({ api_key: z.string() })), 'The user and its first key', idLinks('/data/id', { adjustBalance: 'id' })),
         ...errorResponses(401, 422),
       },
     }),
@@ -124,6 +176,7 @@ export const adminRouter = createRouter()
     createRoute({
       method: 'post',
       path: '/users/{id}/balance-adjustments',
+      operationId: 'adjustBalance',
       tags,
       summary: 'Credit (positive) or debit (negative) a wallet',
       security,
@@ -140,11 +193,19 @@ export const adminRouter = createRouter()
     createRoute({
       method: 'post',
       path: '/products',
+      operationId: 'createProduct',
       tags,
       summary: 'Create a product',
       security,
       request: { body: jsonBody(ProductBody) },
-      responses: { 201: jsonResponse(envelope(Product), 'The product'), ...errorResponses(401, 422) },
+      responses: {
+        201: jsonResponse(
+          envelope(Product),
+          'The product',
+          idLinks('/data/id', { updateProduct: 'id', addStock: 'id', getStock: 'product_id', getStockBadge: 'product_id' }),
+        ),
+        ...errorResponses(401, 422),
+      },
     }),
     async (c) => {
       const body = c.req.valid('json');
@@ -157,6 +218,7 @@ export const adminRouter = createRouter()
     createRoute({
       method: 'patch',
       path: '/products/{id}',
+      operationId: 'updateProduct',
       tags,
       summary: 'Update a product',
       security,
@@ -170,30 +232,7 @@ export const adminRouter = createRouter()
     },
   )
   .openapi(
-    createRoute({
-      method: 'post',
-      path: '/products/{id}/stock',
-      tags,
-      summary: 'Add stock items (JSON `items` or a text/plain body, one item per line)',
-      security,
-      request: {
-        params: IdParams,
-        body: {
-          required: false,
-          content: {
-            'application/json': { schema: StockUploadBody },
-            'text/plain': { schema: z.string().openapi({ example: 'CODE-1\nCODE-2' }) },
-          },
-        },
-      },
-      responses: {
-        201: jsonResponse(
-          envelope(z.object({ added: z.number().int(), skipped: z.number().int(), stock_count: z.number().int() })),
-          'Items added; duplicates skipped',
-        ),
-        ...errorResponses(401, 404, 413, 422),
-      },
-    }),
+    { ...addStockRoute, hide: true },
     async (c) => {
       const isText = (c.req.header('Content-Type') ?? '').toLowerCase().startsWith('text/plain');
       // Without a JSON content type the validated JSON is an empty object.
@@ -208,6 +247,7 @@ export const adminRouter = createRouter()
     createRoute({
       method: 'post',
       path: '/deposits/{id}/mark-paid',
+      operationId: 'markDepositPaid',
       tags,
       summary: 'Confirm a deposit as paid (credits the wallet exactly once, like the webhook)',
       security,
@@ -219,3 +259,5 @@ export const adminRouter = createRouter()
       return c.json(ok(presentDepositStatus(deposit), credited ? 'Deposit credited to the wallet.' : 'Deposit was already paid.'), 200);
     },
   );
+
+adminRouter.openAPIRegistry.registerPath({ ...addStockRoute, request: { ...addStockRoute.request, body: { ...addStockRoute.request.body, required: true } } });

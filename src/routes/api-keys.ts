@@ -1,6 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { envelope, messageEnvelope, ok } from '../lib/envelope';
-import { createRouter, errorResponses, IdParams, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
+import { createRouter, errorResponses, IdParams, idLinks, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
+import { trimmedText } from '../lib/validation';
 import { createApiKey, listApiKeys, revokeApiKey } from '../services/api-keys';
 
 const ApiKey = z
@@ -25,7 +26,7 @@ const CreatedApiKey = z
   .openapi('CreatedApiKey');
 
 const CreateApiKeyBody = z.object({
-  name: z.string().trim().min(1, 'name is required').max(100, 'name may not be greater than 100 characters'),
+  name: trimmedText('name', 100),
 });
 
 const tags = ['API keys'];
@@ -35,6 +36,7 @@ export const apiKeysRouter = createRouter()
     createRoute({
       method: 'get',
       path: '/',
+      operationId: 'listApiKeys',
       tags,
       summary: 'List active API keys',
       security: securedByApiKey,
@@ -46,12 +48,13 @@ export const apiKeysRouter = createRouter()
     createRoute({
       method: 'post',
       path: '/',
+      operationId: 'createApiKey',
       tags,
       summary: 'Create an API key (at most 5 active)',
       security: securedByApiKey,
       request: { body: jsonBody(CreateApiKeyBody) },
       responses: {
-        201: jsonResponse(envelope(CreatedApiKey), 'The new key; the full key is never shown again'),
+        201: jsonResponse(envelope(CreatedApiKey), 'The new key; the full key is never shown again', idLinks('/data/id', { revokeApiKey: 'id' })),
         ...errorResponses(400, 401, 422, 429),
       },
     }),
@@ -64,6 +67,7 @@ export const apiKeysRouter = createRouter()
     createRoute({
       method: 'delete',
       path: '/{id}',
+      operationId: 'revokeApiKey',
       tags,
       summary: 'Revoke an API key',
       security: securedByApiKey,

@@ -5,7 +5,7 @@ import { centsToAmount } from '../lib/money';
 import type { OrderRow } from '../db/schema';
 import { idempotent } from '../middleware/idempotency';
 import { purgeStock } from '../middleware/stock-cache';
-import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
+import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
 import { cancelOrder, getOrder, listOrders, purchase, purchaseReplay, type OrderWithItems as PlacedOrder } from '../services/orders';
 import { Order, OrderWithItems, presentOrder, presentOrderWithItems } from './representations';
@@ -13,7 +13,11 @@ import { Order, OrderWithItems, presentOrder, presentOrderWithItems } from './re
 const MAX_QUANTITY = 1000;
 
 const PurchaseBody = z.object({
-  product_id: z.int('product_id must be an integer').min(1, 'product_id must be a positive integer').openapi({ example: 1 }),
+  product_id: z
+    .int('product_id must be an integer')
+    .min(1, 'product_id must be a positive integer')
+    .max(Number.MAX_SAFE_INTEGER, 'product_id is too large')
+    .openapi({ example: 1 }),
   quantity: z
     .int('quantity must be an integer')
     .min(1, 'quantity must be at least 1')
@@ -32,6 +36,7 @@ export const ordersRouter = createRouter()
     createRoute({
       method: 'get',
       path: '/',
+      operationId: 'listOrders',
       tags,
       summary: 'List orders, newest first',
       security: securedByApiKey,
@@ -48,13 +53,18 @@ export const ordersRouter = createRouter()
     createRoute({
       method: 'post',
       path: '/',
+      operationId: 'createOrder',
       tags,
       summary: 'Buy a product: debits the wallet and delivers the items in the response',
       security: securedByApiKey,
       parameters: [idempotencyKeyParameter],
       request: { body: jsonBody(PurchaseBody) },
       responses: {
-        201: jsonResponse(envelope(OrderWithItems), 'Order created; items delivered'),
+        201: jsonResponse(
+          envelope(OrderWithItems),
+          'Order created; items delivered',
+          idLinks('/data/id', { getOrder: 'id', cancelOrder: 'id', exportOrder: 'id' }),
+        ),
         ...errorResponses(400, 401, 404, 422, 429),
       },
     }),
@@ -77,6 +87,7 @@ export const ordersRouter = createRouter()
     createRoute({
       method: 'get',
       path: '/{id}',
+      operationId: 'getOrder',
       tags,
       summary: 'Get an order with its items',
       security: securedByApiKey,
@@ -89,6 +100,7 @@ export const ordersRouter = createRouter()
     createRoute({
       method: 'post',
       path: '/{id}/cancel',
+      operationId: 'cancelOrder',
       tags,
       summary: 'Cancel a pending order; the full amount is refunded to the wallet',
       description:
@@ -129,6 +141,7 @@ export const ordersRouter = createRouter()
     createRoute({
       method: 'get',
       path: '/{id}/export',
+      operationId: 'exportOrder',
       tags,
       summary: 'Export the stock items of an order as text, one per line',
       security: securedByApiKey,

@@ -29,6 +29,7 @@ export const revokedItemsRouter = createRouter().openapi(
   createRoute({
     method: 'get',
     path: '/revoked-items',
+    operationId: 'listRevokedItems',
     tags: ['Admin'],
     summary: 'Items of cancelled orders, newest revocation first, to deactivate at the vendor',
     description:

@@ -13,11 +13,12 @@ export const SERVICE = { name: 'stock-wallet-api', version: '2.0' };
 type App = ReturnType<typeof createRouter>;
 
 export function registerServiceInfo(app: App) {
-  for (const path of ['/', API_PREFIX]) {
+  for (const [path, operationId] of [['/', 'getServiceInfo'], [API_PREFIX, 'getApiInfo']]) {
     app.openapi(
       createRoute({
         method: 'get',
         path,
+        operationId,
         tags: ['Service'],
         summary: 'Service name and version',
         responses: {
@@ -39,15 +40,17 @@ function registerPagesOutsideTheApi(app: App) {
   registry.registerPath({
     method: 'get',
     path: `${API_PREFIX}/openapi.json`,
+    operationId: 'getOpenApiDocument',
     tags,
     summary: 'This OpenAPI document',
     responses: { 200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } } } },
   });
-  registry.registerPath({ method: 'get', path: '/docs', tags, summary: 'Interactive API reference', responses: { 200: html('Swagger UI') } });
-  for (const [asset, type] of [['swagger-ui-bundle.js', 'text/javascript'], ['swagger-ui.css', 'text/css']]) {
+  registry.registerPath({ method: 'get', path: '/docs', operationId: 'getDocsPage', tags, summary: 'Interactive API reference', responses: { 200: html('Swagger UI') } });
+  for (const [asset, type, operationId] of [['swagger-ui-bundle.js', 'text/javascript', 'getDocsScript'], ['swagger-ui.css', 'text/css', 'getDocsStylesheet']]) {
     registry.registerPath({
       method: 'get',
       path: `/docs/${asset}`,
+      operationId,
       tags,
       summary: 'Asset of the reference page, served by the worker',
       responses: { 200: { description: asset, content: { [type]: { schema: { type: 'string' } } } } },
@@ -58,6 +61,7 @@ function registerPagesOutsideTheApi(app: App) {
   registry.registerPath({
     method: 'get',
     path: '/pay/{deposit_id}',
+    operationId: 'getCheckoutPage',
     tags,
     summary: 'Development checkout page (only with DEV_CHECKOUT=true)',
     request: { params: depositParam },
@@ -66,6 +70,7 @@ function registerPagesOutsideTheApi(app: App) {
   registry.registerPath({
     method: 'post',
     path: '/pay/{deposit_id}/{outcome}',
+    operationId: 'submitCheckout',
     tags,
     summary: 'Development checkout buttons: the server signs and delivers the gateway webhook (DEV_CHECKOUT=true only)',
     description: "Only from the checkout page itself: a post without the page's own `Origin` (or `Sec-Fetch-Site: same-origin`) is a 403.",

@@ -8,7 +8,7 @@ import { stockBadgeSvg } from '../lib/badge';
 import { envelope, ok } from '../lib/envelope';
 import { limitByClientIp } from '../middleware/rate-limit';
 import { stockCache } from '../middleware/stock-cache';
-import { createRouter, errorResponses, jsonResponse, pathId } from '../lib/openapi';
+import { createRouter, errorResponses, ID_TEXT, jsonResponse, MAX_PATH_ID, pathId } from '../lib/openapi';
 import { checkStock, getStock, listStock, stockByCategory } from '../services/stock';
 import { presentStock, StockEntry } from './representations';
 
@@ -17,10 +17,9 @@ const MAX_CHECK_IDS = 50;
 const CheckQuery = z.object({
   ids: z
     .string()
-    .openapi({ description: `comma-separated product ids, 1..${MAX_CHECK_IDS} distinct`, example: '1,2,3' })
     .transform((raw, ctx) => {
       const parts = raw.split(',').map((p) => p.trim());
-      if (parts.some((p) => !/^[1-9]\d{0,14}$/.test(p))) {
+      if (parts.some((p) => !ID_TEXT.test(p))) {
         ctx.addIssue({ code: 'custom', message: 'ids must be a comma-separated list of positive integers' });
         return z.NEVER;
       }
@@ -28,6 +27,17 @@ const CheckQuery = z.object({
       if (ids.length > MAX_CHECK_IDS) ctx.addIssue({ code: 'custom', message: `at most ${MAX_CHECK_IDS} ids` });
       if (new Set(ids).size !== ids.length) ctx.addIssue({ code: 'custom', message: 'ids must be distinct' });
       return ids;
+    })
+    // Documented as what it is: a list, sent comma-separated (`ids=1,2,3`).
+    .openapi({
+      param: { style: 'form', explode: false },
+      type: 'array',
+      items: { type: 'integer', minimum: 1, maximum: MAX_PATH_ID },
+      minItems: 1,
+      maxItems: MAX_CHECK_IDS,
+      uniqueItems: true,
+      description: `product ids, 1..${MAX_CHECK_IDS} distinct, comma-separated`,
+      example: [1, 2, 3],
     }),
 });
 
@@ -61,6 +71,7 @@ export const stockRouter = publicStock
     createRoute({
       method: 'get',
       path: '/',
+      operationId: 'listStock',
       tags,
       summary: 'Stock of every active product',
       responses: {
@@ -80,6 +91,7 @@ export const stockRouter = publicStock
     createRoute({
       method: 'get',
       path: '/check',
+      operationId: 'checkStock',
       tags,
       summary: 'Bulk stock check',
       request: { query: CheckQuery },
@@ -94,6 +106,7 @@ export const stockRouter = publicStock
     createRoute({
       method: 'get',
       path: '/categories',
+      operationId: 'listStockCategories',
       tags,
       summary: 'Stock per category',
       responses: { 200: jsonResponse(envelope(z.array(CategoryEntry)), 'Categories'), ...notModified, ...errorResponses(429) },
@@ -107,6 +120,7 @@ export const stockRouter = publicStock
     createRoute({
       method: 'get',
       path: '/{product_id}',
+      operationId: 'getStock',
       tags,
       summary: 'Stock of one product',
       request: { params: z.object({ product_id: pathId('product_id') }) },
@@ -118,6 +132,7 @@ export const stockRouter = publicStock
     createRoute({
       method: 'get',
       path: '/{product_id}/badge.svg',
+      operationId: 'getStockBadge',
       tags,
       summary: 'Embeddable SVG stock badge ("in stock: 1,234" / "out of stock")',
       request: { params: z.object({ product_id: pathId('product_id') }) },

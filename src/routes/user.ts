@@ -3,6 +3,7 @@ import { envelope, ok } from '../lib/envelope';
 import { fieldError } from '../lib/errors';
 import { centsToAmount } from '../lib/money';
 import { createRouter, errorResponses, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
+import { emailAddress, trimmedText } from '../lib/validation';
 import { changePassword, getDashboard, getProfile, updateProfile, type UserProfile } from '../services/users';
 import { Order, presentOrder, presentTransaction, Transaction } from './representations';
 
@@ -10,8 +11,8 @@ export const UserProfileSchema = z
   .object({
     id: z.number().int(),
     name: z.string(),
-    email: z.string().openapi({ format: 'email' }),
-    balance: z.number().openapi({ example: 25.5 }),
+    email: z.string(),
+    balance: z.number().min(0).openapi({ example: 25.5 }),
     created_at: z.string().openapi({ format: 'date-time' }),
   })
   .openapi('UserProfile');
@@ -24,8 +25,8 @@ export const presentProfile = (u: UserProfile) => ({
   created_at: u.createdAt,
 });
 
-export const userName = z.string().trim().min(1, 'name may not be empty').max(100, 'name may not be greater than 100 characters');
-export const userEmail = z.email('email must be a valid email address').max(254, 'email is too long');
+export const userName = trimmedText('name', 100);
+export const userEmail = emailAddress('email');
 
 const UpdateProfileBody = z.object({ name: userName.optional(), email: userEmail.optional() });
 
@@ -37,7 +38,7 @@ const ChangePasswordBody = z.object({
 
 const Dashboard = z
   .object({
-    balance: z.number(),
+    balance: z.number().min(0),
     total_orders: z.number().int(),
     total_spent: z.number(),
     pending_orders: z.number().int(),
@@ -53,6 +54,7 @@ export const userRouter = createRouter()
     createRoute({
       method: 'get',
       path: '/profile',
+      operationId: 'getProfile',
       tags,
       summary: 'Get the user profile',
       security: securedByApiKey,
@@ -64,6 +66,7 @@ export const userRouter = createRouter()
     createRoute({
       method: 'put',
       path: '/profile',
+      operationId: 'updateProfile',
       tags,
       summary: 'Update name and/or email',
       security: securedByApiKey,
@@ -79,6 +82,7 @@ export const userRouter = createRouter()
     createRoute({
       method: 'post',
       path: '/password',
+      operationId: 'changePassword',
       tags,
       summary: 'Change the password',
       security: securedByApiKey,
@@ -98,6 +102,7 @@ export const userRouter = createRouter()
     createRoute({
       method: 'get',
       path: '/dashboard',
+      operationId: 'getDashboard',
       tags,
       summary: 'Balance and order statistics',
       security: securedByApiKey,

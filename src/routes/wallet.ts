@@ -4,7 +4,7 @@ import { envelope, ok } from '../lib/envelope';
 import { centsToAmount } from '../lib/money';
 import type { DepositRow } from '../db/schema';
 import { idempotent } from '../middleware/idempotency';
-import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
+import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
 import { usdAmount } from '../lib/validation';
 import { createDeposit, getDeposit, listDeposits } from '../services/deposits';
@@ -43,11 +43,12 @@ export const walletRouter = createRouter()
     createRoute({
       method: 'get',
       path: '/balance',
+      operationId: 'getBalance',
       tags,
       summary: 'Wallet balance',
       security: securedByApiKey,
       responses: {
-        200: jsonResponse(envelope(z.object({ balance: z.number(), currency: z.literal('USD') })), 'The balance'),
+        200: jsonResponse(envelope(z.object({ balance: z.number().min(0), currency: z.literal('USD') })), 'The balance'),
         ...errorResponses(401, 429),
       },
     }),
@@ -60,6 +61,7 @@ export const walletRouter = createRouter()
     createRoute({
       method: 'get',
       path: '/transactions',
+      operationId: 'listTransactions',
       tags,
       summary: 'Wallet ledger, newest first',
       security: securedByApiKey,
@@ -76,12 +78,20 @@ export const walletRouter = createRouter()
     createRoute({
       method: 'post',
       path: '/deposit',
+      operationId: 'createDeposit',
       tags,
       summary: 'Create a deposit through a payment gateway',
       security: securedByApiKey,
       parameters: [idempotencyKeyParameter],
       request: { body: jsonBody(DepositBody) },
-      responses: { 200: jsonResponse(envelope(CreatedDeposit), 'Pending deposit; pay at payment_url'), ...errorResponses(401, 422, 429) },
+      responses: {
+        200: jsonResponse(
+          envelope(CreatedDeposit),
+          'Pending deposit; pay at payment_url',
+          idLinks('/data/deposit_id', { getDepositStatus: 'id', markDepositPaid: 'id', getCheckoutPage: 'deposit_id' }),
+        ),
+        ...errorResponses(401, 422, 429),
+      },
     }),
     async (c) => {
       const body = c.req.valid('json');
@@ -111,6 +121,7 @@ export const walletRouter = createRouter()
     createRoute({
       method: 'get',
       path: '/deposits',
+      operationId: 'listDeposits',
       tags,
       summary: 'List deposits, newest first',
       security: securedByApiKey,
@@ -127,6 +138,7 @@ export const walletRouter = createRouter()
     createRoute({
       method: 'get',
       path: '/deposits/{id}/status',
+      operationId: 'getDepositStatus',
       tags,
       summary: 'Status of one deposit',
       security: securedByApiKey,

@@ -4,32 +4,25 @@ import { envelope, ok } from '../lib/envelope';
 import { notFound } from '../lib/errors';
 import { createRouter, errorResponses, jsonResponse } from '../lib/openapi';
 import { applyGatewayEvent } from '../services/deposits';
-import { GATEWAYS, getGateway, isGatewayName, WEBHOOK_STATUSES } from '../services/gateways';
+import { GATEWAYS, GenericWebhookBody, getGateway, isGatewayName } from '../services/gateways';
 import { DepositStatus, presentDepositStatus } from './representations';
 
-// The body is documented, not validated by zod here: the signature covers the raw bytes, so the adapter reads them
-// itself before parsing.
-const GenericWebhookDoc = {
-  type: 'object' as const,
-  required: ['deposit_id', 'status', 'amount', 'transaction_id'],
-  properties: {
-    deposit_id: { type: 'integer' as const, example: 42 },
-    status: { type: 'string' as const, enum: [...WEBHOOK_STATUSES] },
-    amount: { type: 'number' as const, example: 50 },
-    transaction_id: { type: 'string' as const, example: 'tx_123' },
-  },
-};
+// The body is documented from the adapter's own schema but not validated here: the signature covers the raw bytes,
+// so the adapter checks it before it parses them (a route body schema would be validated first).
+const router = createRouter();
+router.openAPIRegistry.register('GatewayWebhook', GenericWebhookBody);
 
-export const webhooksRouter = createRouter().openapi(
+export const webhooksRouter = router.openapi(
   createRoute({
     method: 'post',
     path: '/{gateway}',
+    operationId: 'receiveGatewayWebhook',
     tags: ['Webhooks'],
     summary: 'Payment gateway event (signed with X-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>)',
     security: [{ WebhookSignature: [] }],
     request: {
       params: z.object({ gateway: z.string().openapi({ param: { name: 'gateway', in: 'path' }, enum: [...GATEWAYS] }) }),
-      body: { required: true, content: { 'application/json': { schema: GenericWebhookDoc } } },
+      body: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/GatewayWebhook' } } } },
     },
     responses: {
       200: jsonResponse(envelope(DepositStatus), 'Applied (or already applied: replays change nothing)'),

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Config } from '../env';
 import { hmacSha256Hex, timingSafeEqualStrings } from '../lib/crypto';
 import { fieldErrors, unauthorized, validationFailed } from '../lib/errors';
-import { amountToCents } from '../lib/money';
+import { usdAmount } from '../lib/validation';
 
 /** Gateway names as stored and reported in `payment_method`; `crypto` is accepted as an alias of gateway_one. */
 export const GATEWAYS = ['gateway_one', 'gateway_two', 'gateway_three'] as const;
@@ -61,10 +61,11 @@ export const isGatewayName = (value: string): value is GatewayName => (GATEWAYS 
 
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
 
-const GenericWebhookBody = z.object({
-  deposit_id: z.int('deposit_id must be an integer').min(1),
+/** The generic adapter's webhook body; the webhook route documents it (src/routes/webhooks.ts). */
+export const GenericWebhookBody = z.object({
+  deposit_id: z.int('deposit_id must be an integer').min(1).max(Number.MAX_SAFE_INTEGER),
   status: z.enum(WEBHOOK_STATUSES, `status must be one of ${WEBHOOK_STATUSES.join(', ')}`),
-  amount: z.number('amount must be a number'),
+  amount: usdAmount('amount', 1, Number.MAX_SAFE_INTEGER),
   transaction_id: z.string('transaction_id must be a string').min(1).max(255),
 });
 
@@ -123,9 +124,8 @@ class GenericGateway implements PaymentGateway {
     }
     const parsed = GenericWebhookBody.safeParse(json);
     if (!parsed.success) throw validationFailed(fieldErrors(parsed.error));
-    const amountCents = amountToCents(parsed.data.amount);
-    if (amountCents === null || amountCents <= 0) throw validationFailed({ amount: ['amount must be positive with at most 2 decimals'] });
-    return { depositId: parsed.data.deposit_id, status: parsed.data.status, amountCents, transactionId: parsed.data.transaction_id };
+    const { deposit_id: depositId, status, amount: amountCents, transaction_id: transactionId } = parsed.data;
+    return { depositId, status, amountCents, transactionId };
   }
 
   async signWebhook(event: GatewayEvent, nowMs: number): Promise<SignedWebhook> {
