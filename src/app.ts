@@ -6,7 +6,7 @@ import { requireAdmin, requireApiKey } from './middleware/auth';
 import { d1Session } from './middleware/d1-session';
 import { errorBody } from './lib/envelope';
 import { ApiError } from './lib/errors';
-import { createRouter } from './lib/openapi';
+import { createRouter } from './routes/openapi';
 import { requestId } from './middleware/request-id';
 import { requestLog } from './middleware/request-log';
 import { adminRouter } from './routes/admin';

@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { envelope, ErrorBody, ok } from '../lib/envelope';
 import { ERROR_STATUS, type ErrorCode } from '../lib/errors';
-import { createRouter, errorResponses, jsonResponse, pathId } from '../lib/openapi';
+import { createRouter, errorResponses, jsonResponse, pathId } from './openapi';
 import { DepositStatus } from './representations';
 
 // What the service says about itself: the info routes, and the OpenAPI document (security schemes, error codes and

@@ -1,7 +1,7 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../env';
-import { ErrorBody } from './envelope';
-import { fieldErrors, validationFailed } from './errors';
+import { ErrorBody } from '../lib/envelope';
+import { fieldErrors, validationFailed } from '../lib/errors';
 
 /** Every router validates through this hook, so a bad request is always the same 422 envelope. */
 export function createRouter() {
