@@ -17,7 +17,6 @@ import { userRouter } from './routes/user';
 import { walletRouter } from './routes/wallet';
 import { webhooksRouter } from './routes/webhooks';
 import { createCheckoutRouter } from './routes/checkout';
-import { createDocsRouter } from './routes/docs';
 import { API_PREFIX, registerDocument, registerServiceInfo } from './routes/service';
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -82,7 +81,6 @@ export function createApp() {
     .route(`${API_PREFIX}/admin`, adminRouter)
     .route(`${API_PREFIX}/webhooks`, webhooksRouter);
   app.route('/pay', createCheckoutRouter((request, env, ctx) => app.fetch(request, env, ctx)));
-  app.route('/docs', createDocsRouter(`${API_PREFIX}/openapi.json`));
 
   registerDocument(app);
 

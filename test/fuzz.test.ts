@@ -128,8 +128,6 @@ const EXTRA_ROUTES: Array<[method: string, template: string]> = [
   ['GET', '/'],
   ['GET', '/api/v2'],
   ['GET', '/api/v2/openapi.json'],
-  ['GET', '/docs'],
-  ['GET', '/docs/{asset}'],
   // The development checkout page (DEV_CHECKOUT, on in .dev.vars): unauthenticated, 404 when switched off.
   ['GET', '/pay/{id}'],
   ['POST', '/pay/{id}/{outcome}'],
