@@ -2,6 +2,8 @@ import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // SEED=<n> reaches the tests as import.meta.env.SEED (test/seed.ts); process.env does not reach workerd.
+  envPrefix: ['VITE_', 'SEED'],
   plugins: [
     cloudflareTest({
       wrangler: { configPath: './wrangler.toml' },
