@@ -2,7 +2,7 @@ import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
-  // SEED pins the seed of the document-driven fuzz test (test/contract-fuzz.test.ts), as import.meta.env.SEED.
+  // SEED=<n> reaches the tests as import.meta.env.SEED (test/seed.ts); process.env does not reach workerd.
   envPrefix: ['VITE_', 'SEED'],
   plugins: [
     cloudflareTest({

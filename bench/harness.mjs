@@ -3,7 +3,7 @@
 // workerd socket: no Node proxy and no Miniflare entry worker between the load generator and the worker.
 // See bench/README.md ("Harness") for the measurements behind that choice.
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,17 +59,12 @@ export function runCommand(args, { cwd = ROOT, children } = {}) {
 
 /**
  * The production bundle, exactly as `wrangler deploy` would upload it. Returns the entry module's path. With `entry`,
- * the same build from a generated copy of wrangler.toml whose `main` is that file (the profiling bundle).
+ * the same build with that file as the entry point (the profiling bundle), left unminified: bench/profile.mjs
+ * attributes samples to modules by the path comments esbuild writes between them.
  */
 export async function buildWorker(outDir, children, entry) {
-  let config = join(ROOT, 'wrangler.toml');
-  if (entry) {
-    const toml = readFileSync(config, 'utf8');
-    if (!/^main\s*=.*$/m.test(toml)) throw new Error('wrangler.toml has no main line to replace');
-    config = join(outDir, '..', 'wrangler.profile.toml');
-    writeFileSync(config, toml.replace(/^main\s*=.*$/m, `main = ${JSON.stringify(entry)}`));
-  }
-  await runCommand([wranglerBin, 'deploy', '--dry-run', '--outdir', outDir, '--config', config], { children });
+  const variant = entry ? [entry, '--no-minify'] : [];
+  await runCommand([wranglerBin, 'deploy', ...variant, '--dry-run', '--outdir', outDir, '--config', join(ROOT, 'wrangler.toml')], { children });
   const [script] = readdirSync(outDir).filter((f) => f.endsWith('.js'));
   if (!script) throw new Error(`wrangler produced no bundle in ${outDir}`);
   return join(outDir, script);

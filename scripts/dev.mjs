@@ -3,6 +3,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { assertNodeVersion, spawnWrangler, wrangler } from './wrangler.mjs';
 import { DEMO_USER, seedSql } from './seed.mjs';
+import { vendorDocs } from './vendor-docs.mjs';
 
 const PORT = process.env.PORT ?? '8787';
 // DEV_STATE_DIR gives a separate local database (the quickstart check uses a fresh one, like a new clone).
@@ -16,6 +17,9 @@ if (!existsSync('.dev.vars')) {
   copyFileSync('.dev.vars.example', '.dev.vars');
   console.log('Created .dev.vars from .dev.vars.example');
 }
+
+// The /docs page's Swagger UI files (public/vendor/), in step with the installed swagger-ui-dist.
+vendorDocs();
 
 console.log('Applying D1 migrations to the local database...');
 wrangler(['d1', 'migrations', 'apply', 'DB', '--local', ...persist]);

@@ -35,3 +35,12 @@ grep -q '"balance":125' "$LOG.tour" && grep -q '"stock_items"' "$LOG.tour" && gr
   && grep -q '"type":"refund"' "$LOG.tour" && grep -q '"type":"deposit"' "$LOG.tour" \
   || { cat "$LOG.tour"; echo "quickstart: the README tour did not fund, buy, cancel and refund"; exit 1; }
 echo "quickstart: npm run dev printed a demo key and the README tour ran ($(grep -c '^curl' <<<"$TOUR") requests)"
+
+# The README's local cron trigger, as written but for the port: the path this wrangler serves runs the worker's
+# scheduled handler, which logs one line per run.
+CRON="$(grep -o 'curl "http://localhost:8787/[^"]*scheduled[^"]*"' README.md | head -1 | sed "s/localhost:8787/localhost:$PORT/; s/^curl /curl -fsS /")"
+[ -n "$CRON" ] || { echo "quickstart: no local cron trigger found in README.md"; exit 1; }
+bash -euo pipefail -c "$CRON" >/dev/null || { echo "quickstart: the README's cron trigger failed: $CRON"; exit 1; }
+for _ in $(seq 1 20); do grep -q '"msg":"scheduled jobs"' "$LOG" && break; sleep 0.5; done
+grep -q '"msg":"scheduled jobs"' "$LOG" || { cat "$LOG"; echo "quickstart: the README's cron trigger did not run the scheduled jobs"; exit 1; }
+echo "quickstart: the README's cron trigger ran the scheduled jobs"

@@ -2,7 +2,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { requireAdmin, requireApiKey } from './middleware/auth';
 import { d1Session } from './middleware/d1-session';
 import { ApiError } from './lib/errors';
-import { createRouter } from './lib/openapi';
+import { createRouter } from './routes/openapi';
 import { requestId } from './middleware/request-id';
 import { requestLog } from './middleware/request-log';
 import { renderError } from './middleware/render-error';
@@ -15,7 +15,6 @@ import { userRouter } from './routes/user';
 import { walletRouter } from './routes/wallet';
 import { webhooksRouter } from './routes/webhooks';
 import { createCheckoutRouter } from './routes/checkout';
-import { createDocsRouter } from './routes/docs';
 import { API_PREFIX, registerDocument, registerServiceInfo } from './routes/service';
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -58,7 +57,6 @@ export function createApp() {
     .route(`${API_PREFIX}/admin`, revokedItemsRouter)
     .route(`${API_PREFIX}/webhooks`, webhooksRouter);
   app.route('/pay', createCheckoutRouter((request, env, ctx) => app.fetch(request, env, ctx)));
-  app.route('/docs', createDocsRouter(`${API_PREFIX}/openapi.json`));
 
   registerDocument(app);
 

@@ -1,60 +1,199 @@
 import { env } from 'cloudflare:test';
-import { describe, expect, it } from 'vitest';
-import { auditLedger } from '../src/services/audit';
-import { buy, call, newProduct, newUser } from './helpers';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { AUDIT_CHECKS, auditLedger, type AuditViolation } from '../src/services/audit';
+import { buy, call, newDeposit, newProduct, newUser, type TestUser } from './helpers';
 
-// Each check must pass on a consistent database and catch its own kind of corruption.
+// Each check of src/services/audit.ts must pass on a consistent database and catch its own kind of corruption:
+// every case below corrupts the real D1 directly, in one way, asserts exactly which checks then report new rows,
+// repairs it and asserts the audit is back where it was.
+
+interface Fixture {
+  user: TestUser;
+  other: TestUser;
+  /** A user without ledger rows. */
+  empty: TestUser;
+  product: { id: number };
+  otherProduct: { id: number };
+  cancelled: number;
+  pending: number;
+  deposit: number;
+}
+
+interface Corruption {
+  check: string;
+  /** Checks that must fire too, because no corruption of this kind can leave them consistent. */
+  also?: string[];
+  /** SQL to break the database, then SQL to restore it; run with CHECK constraints off when `unchecked`. */
+  sql: (f: Fixture) => { corrupt: string[]; repair: string[] };
+  unchecked?: boolean;
+}
+
+const firstLedgerRow = (userId: number) => `(SELECT min(id) FROM wallet_transactions WHERE user_id = ${userId})`;
+
+const CORRUPTIONS: Corruption[] = [
+  {
+    check: 'balance equals the sum of the ledger',
+    sql: ({ user }) => ({
+      corrupt: [`UPDATE users SET balance_cents = balance_cents + 1 WHERE id = ${user.id}`],
+      repair: [`UPDATE users SET balance_cents = balance_cents - 1 WHERE id = ${user.id}`],
+    }),
+  },
+  {
+    check: 'balance is never negative',
+    // A negative balance cannot agree with a valid ledger (whose running balance never goes below zero).
+    also: ['balance equals the sum of the ledger'],
+    unchecked: true,
+    sql: ({ empty }) => ({
+      corrupt: [`UPDATE users SET balance_cents = -100 WHERE id = ${empty.id}`],
+      repair: [`UPDATE users SET balance_cents = 0 WHERE id = ${empty.id}`],
+    }),
+  },
+  {
+    check: 'balance_after chains by ascending id',
+    sql: ({ user }) => ({
+      corrupt: [`UPDATE wallet_transactions SET balance_after_cents = balance_after_cents + 5 WHERE id = ${firstLedgerRow(user.id)}`],
+      repair: [`UPDATE wallet_transactions SET balance_after_cents = balance_after_cents - 5 WHERE id = ${firstLedgerRow(user.id)}`],
+    }),
+  },
+  {
+    check: 'stock_count equals the available items',
+    sql: ({ product }) => ({
+      corrupt: [`UPDATE products SET stock_count = stock_count + 1 WHERE id = ${product.id}`],
+      repair: [`UPDATE products SET stock_count = stock_count - 1 WHERE id = ${product.id}`],
+    }),
+  },
+  {
+    check: 'every order holds exactly its quantity of items, of its product',
+    // One item of the order now belongs to another product: still sold, still counted, but foreign.
+    sql: ({ pending, product, otherProduct }) => ({
+      corrupt: [`UPDATE stock_items SET product_id = ${otherProduct.id} WHERE order_id = ${pending}`],
+      repair: [`UPDATE stock_items SET product_id = ${product.id} WHERE order_id = ${pending}`],
+    }),
+  },
+  {
+    check: 'items of cancelled orders are revoked, of other orders sold',
+    // A sold item keeping its revocation time breaks the revoked_at rule too.
+    also: ['revoked items, and only they, carry revoked_at'],
+    unchecked: true,
+    sql: ({ cancelled }) => ({
+      corrupt: [`UPDATE stock_items SET status = 'sold' WHERE order_id = ${cancelled}`],
+      repair: [`UPDATE stock_items SET status = 'revoked' WHERE order_id = ${cancelled}`],
+    }),
+  },
+  {
+    check: 'revoked items, and only they, carry revoked_at',
+    sql: ({ cancelled }) => ({
+      corrupt: [`UPDATE stock_items SET revoked_at = NULL WHERE order_id = ${cancelled}`],
+      repair: [`UPDATE stock_items SET revoked_at = (SELECT updated_at FROM orders WHERE id = ${cancelled}) WHERE order_id = ${cancelled}`],
+    }),
+  },
+  {
+    check: 'no final-sale order is cancelled',
+    sql: ({ cancelled }) => ({
+      corrupt: [`UPDATE orders SET cancellable = 0 WHERE id = ${cancelled}`],
+      repair: [`UPDATE orders SET cancellable = 1 WHERE id = ${cancelled}`],
+    }),
+  },
+  {
+    check: 'order total equals unit price times quantity',
+    // The unit price, not the total: the total is what the ledger rows are checked against.
+    unchecked: true,
+    sql: ({ pending }) => ({
+      corrupt: [`UPDATE orders SET unit_price_cents = unit_price_cents + 1 WHERE id = ${pending}`],
+      repair: [`UPDATE orders SET unit_price_cents = unit_price_cents - 1 WHERE id = ${pending}`],
+    }),
+  },
+  {
+    check: 'every order is paid for exactly once, by its total',
+    // The debit stays in the ledger (balances still add up) but is no longer the order's purchase.
+    sql: ({ pending }) => ({
+      corrupt: [`UPDATE wallet_transactions SET type = 'adjustment' WHERE type = 'purchase' AND order_id = ${pending}`],
+      repair: [`UPDATE wallet_transactions SET type = 'purchase' WHERE type = 'adjustment' AND order_id = ${pending}`],
+    }),
+  },
+  {
+    check: 'a cancelled order is refunded exactly once, in full; no other order is refunded',
+    sql: ({ cancelled }) => ({
+      corrupt: [`UPDATE wallet_transactions SET type = 'adjustment' WHERE type = 'refund' AND order_id = ${cancelled}`],
+      repair: [`UPDATE wallet_transactions SET type = 'refund' WHERE type = 'adjustment' AND order_id = ${cancelled}`],
+    }),
+  },
+  {
+    check: 'a deposit is credited at most once, only when paid, by its amount',
+    sql: ({ deposit }) => ({
+      corrupt: [`UPDATE deposits SET status = 'failed' WHERE id = ${deposit}`],
+      repair: [`UPDATE deposits SET status = 'paid' WHERE id = ${deposit}`],
+    }),
+  },
+  {
+    check: 'ledger rows belong to the user of their order or deposit',
+    sql: ({ deposit, user, other }) => ({
+      corrupt: [`UPDATE deposits SET user_id = ${other.id} WHERE id = ${deposit}`],
+      repair: [`UPDATE deposits SET user_id = ${user.id} WHERE id = ${deposit}`],
+    }),
+  },
+  {
+    check: 'no user has more than 5 active API keys',
+    // The user has one key; five more rows make six active ones.
+    sql: ({ other }) => ({
+      corrupt: [
+        `INSERT INTO api_keys (user_id, name, key_hash, key_preview, created_at)
+         SELECT ${other.id}, 'audit', 'audit-test-' || ${other.id} || '-' || value, 'sk_live_…', '2026-01-01T00:00:00.000Z'
+         FROM json_each('[1,2,3,4,5]')`,
+      ],
+      repair: [`DELETE FROM api_keys WHERE key_hash LIKE 'audit-test-${other.id}-%'`],
+    }),
+  },
+];
+
+const rowKeys = (violations: AuditViolation[]) => new Set(violations.flatMap((v) => v.rows.map((row) => `${v.check}: ${JSON.stringify(row)}`)));
+
+/** Names of the checks reporting rows that were not reported before. */
+function newlyFailing(before: AuditViolation[], after: AuditViolation[]): string[] {
+  const known = rowKeys(before);
+  return after.filter((v) => v.rows.some((row) => !known.has(`${v.check}: ${JSON.stringify(row)}`))).map((v) => v.check).sort();
+}
+
+async function run(statements: string[], unchecked = false) {
+  // CHECK constraints are the schema's own backstop; some corruptions must get past them to reach the audit.
+  if (unchecked) await env.DB.exec('PRAGMA ignore_check_constraints = ON');
+  try {
+    for (const statement of statements) await env.DB.prepare(statement).run();
+  } finally {
+    if (unchecked) await env.DB.exec('PRAGMA ignore_check_constraints = OFF');
+  }
+}
+
 describe('auditLedger', () => {
-  it('passes after real activity and catches each corruption', async () => {
-    const user = await newUser({ balance: 20 });
-    const product = await newProduct({ price: 1.25, stock: 6 });
-    const first = await buy(user, product.id, 2);
-    await buy(user, product.id, 1);
-    await call(`/orders/${first.json.data.id}/cancel`, { key: user.key, method: 'POST' });
-    expect(await auditLedger(env.DB)).toEqual([]);
+  let fixture: Fixture;
 
-    const corrupt = async (statement: string, expectedCheck: string, undo: string) => {
-      await env.DB.prepare(statement).run();
-      const violations = await auditLedger(env.DB);
-      await env.DB.prepare(undo).run();
-      expect(violations.map((v) => v.check)).toContain(expectedCheck);
-    };
-    await corrupt(
-      `UPDATE users SET balance_cents = balance_cents + 1 WHERE id = ${user.id}`,
-      'balance equals the sum of the ledger',
-      `UPDATE users SET balance_cents = balance_cents - 1 WHERE id = ${user.id}`,
-    );
-    await corrupt(
-      `UPDATE products SET stock_count = stock_count + 1 WHERE id = ${product.id}`,
-      'stock_count equals the available items',
-      `UPDATE products SET stock_count = stock_count - 1 WHERE id = ${product.id}`,
-    );
-    await corrupt(
-      `UPDATE wallet_transactions SET balance_after_cents = balance_after_cents + 5 WHERE id = (SELECT min(id) FROM wallet_transactions WHERE user_id = ${user.id})`,
-      'balance_after chains by ascending id',
-      `UPDATE wallet_transactions SET balance_after_cents = balance_after_cents - 5 WHERE id = (SELECT min(id) FROM wallet_transactions WHERE user_id = ${user.id})`,
-    );
-    await corrupt(
-      `UPDATE wallet_transactions SET type = 'adjustment' WHERE type = 'refund' AND order_id = ${first.json.data.id}`,
-      'a cancelled order is refunded exactly once, in full; no other order is refunded',
-      `UPDATE wallet_transactions SET type = 'refund' WHERE type = 'adjustment' AND order_id = ${first.json.data.id}`,
-    );
-    const revokedAt = `(SELECT updated_at FROM orders WHERE id = ${first.json.data.id})`;
-    await corrupt(
-      `UPDATE stock_items SET status = 'sold', revoked_at = NULL WHERE order_id = ${first.json.data.id}`,
-      'items of cancelled orders are revoked, of other orders sold',
-      `UPDATE stock_items SET status = 'revoked', revoked_at = ${revokedAt} WHERE order_id = ${first.json.data.id}`,
-    );
-    await corrupt(
-      `UPDATE stock_items SET revoked_at = NULL WHERE order_id = ${first.json.data.id}`,
-      'revoked items, and only they, carry revoked_at',
-      `UPDATE stock_items SET revoked_at = ${revokedAt} WHERE order_id = ${first.json.data.id}`,
-    );
-    await corrupt(
-      `UPDATE orders SET cancellable = 0 WHERE id = ${first.json.data.id}`,
-      'no final-sale order is cancelled',
-      `UPDATE orders SET cancellable = 1 WHERE id = ${first.json.data.id}`,
-    );
+  beforeAll(async () => {
+    const [user, other, empty] = [await newUser({ balance: 20 }), await newUser(), await newUser()];
+    const product = await newProduct({ price: 1.25, stock: 6 });
+    const otherProduct = await newProduct({ price: 2 });
+    const cancelled = (await buy(user, product.id, 2)).json.data.id;
+    const pending = (await buy(user, product.id, 1)).json.data.id;
+    expect((await call(`/orders/${cancelled}/cancel`, { key: user.key, method: 'POST' })).status).toBe(200);
+    const deposit = (await newDeposit(user, { amount: 5 })).deposit_id;
+    expect((await call(`/admin/deposits/${deposit}/mark-paid`, { admin: true, method: 'POST' })).status).toBe(200);
+    fixture = { user, other, empty, product, otherProduct, cancelled, pending, deposit };
+  });
+
+  it('passes after real activity: purchases, a cancel with refund, a paid deposit', async () => {
     expect(await auditLedger(env.DB)).toEqual([]);
+  });
+
+  it('has a corruption case below for every one of its checks', () => {
+    expect(CORRUPTIONS.map((c) => c.check).sort()).toEqual(AUDIT_CHECKS.map((c) => c.name).sort());
+  });
+
+  it.each(CORRUPTIONS.map((c) => [c.check, c] as const))('catches a break of "%s"', async (_name, corruption) => {
+    const { corrupt, repair } = corruption.sql(fixture);
+    const before = await auditLedger(env.DB);
+    await run(corrupt, corruption.unchecked);
+    const after = await auditLedger(env.DB);
+    await run(repair, corruption.unchecked);
+    expect(newlyFailing(before, after)).toEqual([corruption.check, ...(corruption.also ?? [])].sort());
+    expect(newlyFailing(before, await auditLedger(env.DB)), 'after the repair').toEqual([]);
   });
 });

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import worker from '../src/index';
 import { auditLedger } from '../src/services/audit';
 import { call, fund, newProduct, newUser, restock, signedWebhook, unique, WEBHOOK_SECRETS, type CallOptions } from './helpers';
+import { seedFor, testSettings } from './seed';
 
 // Model-based, randomized concurrency test. fast-check generates a run: a few users, products and balances, then a
 // sequence of *groups*; each group is 1..6 requests fired at the same time (Promise.all) through the worker's real
@@ -22,18 +23,18 @@ import { call, fund, newProduct, newUser, restock, signedWebhook, unique, WEBHOO
 // statuses / deposits / stock items / API keys equal the model, no item was ever delivered twice. Every response: no
 // 5xx, every error body is { success: false, error, code }.
 //
-// Reproduce a failure: VITE_FC_SEED=<seed> [VITE_FC_PATH=<path>] npx vitest run test/model.test.ts
-// (process.env does not reach workerd; Vite passes VITE_* variables through import.meta.env.) VITE_FC_RUNS=<n> sets
-// the number of runs (default 15), VITE_FC_NO_SHRINK=1 reports the first failure unshrunk.
+// The seed is pinned (test/seed.ts); another: SEED=<n> npx vitest run test/model.test.ts. Replay one failing case:
+// SEED=<seed> VITE_FC_PATH=<path> (both printed on failure). VITE_FC_RUNS=<n> sets the number of runs (default 15),
+// VITE_FC_NO_SHRINK=1 reports the first failure unshrunk. (process.env does not reach workerd; Vite passes VITE_*
+// variables through import.meta.env.)
 
-const viteEnv = ((import.meta as unknown as { env?: Record<string, string | undefined> }).env ?? {}) as Record<string, string | undefined>;
-const processEnv = ((globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {}) as Record<string, string | undefined>;
-const setting = (name: string) => viteEnv[`VITE_${name}`] ?? processEnv[name];
-
-const SEED = Number(setting('FC_SEED') ?? Date.now() % 2_147_483_647);
-const PATH = setting('FC_PATH');
-const NUM_RUNS = Number(setting('FC_RUNS') ?? 15);
-const NO_SHRINK = setting('FC_NO_SHRINK') === '1'; // report the first failure as found, without shrinking
+const SEED = seedFor('model.test.ts', 20_261_123);
+const PATH = testSettings.VITE_FC_PATH;
+const NUM_RUNS = Number(testSettings.VITE_FC_RUNS ?? 15);
+const NO_SHRINK = testSettings.VITE_FC_NO_SHRINK === '1'; // report the first failure as found, without shrinking
+// Past this, fast-check stops: shrinking a failure (each try replays a whole run) keeps the smallest one found so
+// far; any interruption before all runs passed fails the test.
+const TIME_LIMIT_MS = 100_000;
 const MAX_GROUPS = 25;
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -914,9 +915,8 @@ async function verify(w: World, log: string[]) {
 
 describe('model-based concurrency (fast-check)', () => {
   it('random concurrent groups of requests from several users keep the model, the ledger and the stock consistent', async () => {
-    console.log(`[model.test] fast-check seed=${SEED}${PATH ? ` path=${PATH}` : ''} runs=${NUM_RUNS} (reproduce: VITE_FC_SEED=${SEED} npx vitest run test/model.test.ts)`);
     const started = Date.now();
-    await fc.assert(
+    const details = await fc.check(
       fc.asyncProperty(worldArb, fc.array(groupArb, { minLength: 1, maxLength: MAX_GROUPS, size: 'max' }), async (init, groups) => {
         stats.runs++;
         let t = Date.now();
@@ -932,9 +932,12 @@ describe('model-based concurrency (fast-check)', () => {
         await verify(w, log);
         stats.verifyMs += Date.now() - t;
       }),
-      // Shrinking replays whole runs (a few seconds each): it is cut off after 100 s, keeping the smallest failure so far.
-      { seed: SEED, path: PATH, numRuns: NUM_RUNS, endOnFailure: NO_SHRINK, interruptAfterTimeLimit: 100_000 },
+      { seed: SEED, path: PATH, numRuns: NUM_RUNS, endOnFailure: NO_SHRINK, interruptAfterTimeLimit: TIME_LIMIT_MS },
     );
+    if (details.failed) throw new Error(`${details.interrupted ? 'Shrinking stopped at the time limit. ' : ''}${fc.defaultReportMessage(details)}`);
+    // fast-check counts an interruption as a pass unless told otherwise: every run must have happened.
+    expect(details.interrupted, `interrupted after ${TIME_LIMIT_MS / 1000} s, ${details.numRuns} of ${NUM_RUNS} runs done`).toBe(false);
+    if (!PATH) expect(details.numRuns, 'runs of the property').toBe(NUM_RUNS);
     expect(await auditLedger(env.DB), 'auditLedger over everything the runs wrote').toEqual([]);
     const outcomes = [...stats.byOutcome].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, n]) => `${k}: ${n}`);
     console.log(

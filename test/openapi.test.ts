@@ -11,9 +11,6 @@ describe('OpenAPI document', () => {
     expect(paths).toEqual(
       [
         '/',
-        '/docs',
-        '/docs/swagger-ui-bundle.js',
-        '/docs/swagger-ui.css',
         '/pay/{deposit_id}',
         '/pay/{deposit_id}/{outcome}',
         '/api/v2/openapi.json',

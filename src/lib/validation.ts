@@ -41,3 +41,9 @@ export const emailAddress = (field: string) =>
     .string(`${field} must be a string`)
     .max(254, `${field} is too long`)
     .regex(z.regexes.email, `${field} must be a valid email address`);
+
+/**
+ * An `Idempotency-Key`: 1..255 printable ASCII characters. HTTP strips spaces around a header value, so a key
+ * neither starts nor ends with one.
+ */
+export const IDEMPOTENCY_KEY = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/;

@@ -13,8 +13,9 @@ const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
 export const d1Session = createMiddleware<AppEnv>(async (c, next) => {
   const readOnly = c.req.method === 'GET' || c.req.method === 'HEAD';
   const presented = c.req.header('X-D1-Bookmark');
-  // A malformed bookmark cannot be honoured; the primary satisfies any bookmark, so it is the safe fallback.
-  const constraint = !readOnly || (presented && !BOOKMARK.test(presented)) ? 'first-primary' : (presented ?? 'first-unconstrained');
+  // A malformed bookmark (an empty one too) cannot be honoured; the primary satisfies any bookmark, so it is the safe
+  // fallback.
+  const constraint = !readOnly || (presented !== undefined && !BOOKMARK.test(presented)) ? 'first-primary' : (presented ?? 'first-unconstrained');
   const session = resilient(c.env.DB).withSession(constraint);
   c.set('db', session as unknown as D1DatabaseSession);
   await next();

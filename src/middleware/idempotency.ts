@@ -7,7 +7,7 @@ import type { AppEnv } from '../env';
 import { findClaim, type ClaimRecord, type IdempotencyClaim } from '../services/idempotency';
 import { sha256Hex } from '../lib/crypto';
 import { ApiError, fieldError } from '../lib/errors';
-import { IDEMPOTENCY_KEY } from '../lib/openapi';
+import { IDEMPOTENCY_KEY } from '../lib/validation';
 import { isoNow } from '../lib/time';
 
 export interface Rendered<T, S extends ContentfulStatusCode> {

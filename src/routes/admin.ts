@@ -3,7 +3,7 @@ import type { ProductRow } from '../db/schema';
 import { envelope, ok } from '../lib/envelope';
 import { fieldError } from '../lib/errors';
 import { centsToAmount } from '../lib/money';
-import { createRouter, errorResponses, IdParams, idLinks, jsonBody, jsonResponse } from '../lib/openapi';
+import { createRouter, errorResponses, IdParams, idLinks, jsonBody, jsonResponse } from './openapi';
 import { purgeStock } from '../middleware/stock-cache';
 import { trimmedText, usdAmount } from '../lib/validation';
 import { addStock, createProduct, MAX_ITEMS_PER_UPLOAD, normaliseItems, updateProduct } from '../services/products';

@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { envelope, messageEnvelope, ok } from '../lib/envelope';
-import { createRouter, errorResponses, IdParams, idLinks, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
+import { createRouter, errorResponses, IdParams, idLinks, jsonBody, jsonResponse, securedByApiKey } from './openapi';
 import { trimmedText } from '../lib/validation';
 import { createApiKey, listApiKeys, revokeApiKey } from '../services/api-keys';
 

@@ -5,7 +5,7 @@ import { centsToAmount } from '../lib/money';
 import type { OrderRow } from '../db/schema';
 import { idempotent } from '../middleware/idempotency';
 import { purgeStock } from '../middleware/stock-cache';
-import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
+import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse, securedByApiKey } from './openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
 import { cancelOrder, getOrder, listOrders, purchase, purchaseReplay, type OrderWithItems as PlacedOrder } from '../services/orders';
 import { Order, OrderWithItems, presentOrder, presentOrderWithItems } from './representations';

@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { createRouter, errorResponses, jsonResponse } from '../lib/openapi';
+import { createRouter, errorResponses, jsonResponse } from './openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
 import { listRevokedItems } from '../services/revoked-items';
 

@@ -1,11 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { envelope, ErrorBody, ok } from '../lib/envelope';
 import { ERROR_STATUS, type ErrorCode } from '../lib/errors';
-import { createRouter, errorResponses, jsonResponse, pathId } from '../lib/openapi';
+import { createRouter, errorResponses, jsonResponse, pathId } from './openapi';
 import { DepositStatus } from './representations';
 
 // What the service says about itself: the info routes, and the OpenAPI document (security schemes, error codes and
-// the pages beside the API, so that every response the service gives is described).
+// the pages beside the API, so that every response the worker gives is described).
 
 export const API_PREFIX = '/api/v2';
 export const SERVICE = { name: 'stock-wallet-api', version: '2.0' };
@@ -33,7 +33,10 @@ export function registerServiceInfo(app: App) {
 
 const html = (description: string) => ({ description, content: { 'text/html': { schema: { type: 'string' as const } } } });
 
-/** The pages beside the API, documented too so that every response the service gives is described. */
+/**
+ * The worker's pages beside the API, documented too so that every response the worker gives is described. The static
+ * files (public/: the /docs page and its Swagger UI assets) are answered before the worker runs and are not listed.
+ */
 function registerPagesOutsideTheApi(app: App) {
   const registry = app.openAPIRegistry;
   const tags = ['Pages'];
@@ -45,17 +48,6 @@ function registerPagesOutsideTheApi(app: App) {
     summary: 'This OpenAPI document',
     responses: { 200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } } } },
   });
-  registry.registerPath({ method: 'get', path: '/docs', operationId: 'getDocsPage', tags, summary: 'Interactive API reference', responses: { 200: html('Swagger UI') } });
-  for (const [asset, type, operationId] of [['swagger-ui-bundle.js', 'text/javascript', 'getDocsScript'], ['swagger-ui.css', 'text/css', 'getDocsStylesheet']]) {
-    registry.registerPath({
-      method: 'get',
-      path: `/docs/${asset}`,
-      operationId,
-      tags,
-      summary: 'Asset of the reference page, served by the worker',
-      responses: { 200: { description: asset, content: { [type]: { schema: { type: 'string' } } } } },
-    });
-  }
   const depositParam = z.object({ deposit_id: pathId('deposit_id') });
   const notServed = { 404: jsonResponse(ErrorBody, 'Unknown deposit, or DEV_CHECKOUT is off (production)') };
   registry.registerPath({

@@ -8,7 +8,7 @@ import { stockBadgeSvg } from '../lib/badge';
 import { envelope, ok } from '../lib/envelope';
 import { limitByClientIp } from '../middleware/rate-limit';
 import { stockCache } from '../middleware/stock-cache';
-import { createRouter, errorResponses, ID_TEXT, jsonResponse, MAX_PATH_ID, pathId } from '../lib/openapi';
+import { createRouter, errorResponses, ID_TEXT, jsonResponse, MAX_PATH_ID, pathId } from './openapi';
 import { checkStock, getStock, listStock, stockByCategory } from '../services/stock';
 import { presentStock, StockEntry } from './representations';
 

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { envelope, ok } from '../lib/envelope';
 import { fieldError } from '../lib/errors';
 import { centsToAmount } from '../lib/money';
-import { createRouter, errorResponses, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
+import { createRouter, errorResponses, jsonBody, jsonResponse, securedByApiKey } from './openapi';
 import { emailAddress, trimmedText } from '../lib/validation';
 import { changePassword, getDashboard, getProfile, updateProfile, type UserProfile } from '../services/users';
 import { Order, presentOrder, presentTransaction, Transaction } from './representations';

@@ -4,7 +4,7 @@ import { envelope, ok } from '../lib/envelope';
 import { centsToAmount } from '../lib/money';
 import type { DepositRow } from '../db/schema';
 import { idempotent } from '../middleware/idempotency';
-import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
+import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse, securedByApiKey } from './openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
 import { usdAmount } from '../lib/validation';
 import { createDeposit, getDeposit, listDeposits } from '../services/deposits';

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { readConfig } from '../env';
 import { envelope, ok } from '../lib/envelope';
 import { notFound } from '../lib/errors';
-import { createRouter, errorResponses, jsonResponse } from '../lib/openapi';
+import { createRouter, errorResponses, jsonResponse } from './openapi';
 import { applyGatewayEvent } from '../services/deposits';
 import { GATEWAYS, GenericWebhookBody, getGateway, isGatewayName } from '../services/gateways';
 import { DepositStatus, presentDepositStatus } from './representations';

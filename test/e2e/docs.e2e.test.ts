@@ -19,6 +19,35 @@ describe('the OpenAPI document', () => {
   });
 });
 
+describe('static files beside the worker ([assets] in wrangler.toml)', () => {
+  // The worker stamps X-Request-Id on every response it gives, so its absence shows the worker never ran.
+  const ranWorker = (res: Response) => res.headers.has('X-Request-Id');
+
+  it('serves /docs and its Swagger UI files without running the worker', async () => {
+    for (const [path, type] of [
+      ['/docs', 'text/html'],
+      ['/vendor/swagger-ui/swagger-ui-bundle.js', 'text/javascript'],
+      ['/vendor/swagger-ui/swagger-ui.css', 'text/css'],
+    ]) {
+      const res = await globalThis.fetch(`${server.origin}${path}`);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('Content-Type'), path).toContain(type);
+      expect(ranWorker(res), path).toBe(false);
+    }
+  });
+
+  it('leaves the API, the badge, the checkout pages and unknown paths to the worker', async () => {
+    const api = await fetch(`${server.api}`);
+    expect([api.status, ranWorker(api)]).toEqual([200, true]);
+    const badge = await fetch(`${server.api}/stock/1/badge.svg`);
+    expect([badge.status, badge.headers.get('Content-Type'), ranWorker(badge)]).toEqual([200, 'image/svg+xml; charset=utf-8', true]);
+    const checkout = await fetch(`${server.origin}/pay/999999`);
+    expect([checkout.status, ranWorker(checkout)]).toEqual([404, true]);
+    const missing = await globalThis.fetch(`${server.origin}/vendor/swagger-ui/missing.js`);
+    expect([missing.status, (await missing.json()).code, ranWorker(missing)]).toEqual([404, 'NOT_FOUND', true]);
+  });
+});
+
 describe.runIf(browserAvailable)('GET /docs in a real browser', () => {
   let browser: Browser;
   beforeAll(async () => {
@@ -28,7 +57,7 @@ describe.runIf(browserAvailable)('GET /docs in a real browser', () => {
     await browser?.close();
   });
 
-  it('renders the reference offline, assets served by the worker, and finds the purchase operation', async () => {
+  it('renders the reference offline, from static assets, and finds the purchase operation', async () => {
     const page = await browser.newPage();
     const offHost: string[] = [];
     await page.route('**/*', (route) => {

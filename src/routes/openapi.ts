@@ -1,7 +1,8 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../env';
-import { ErrorBody } from './envelope';
-import { fieldErrors, validationFailed } from './errors';
+import { ErrorBody } from '../lib/envelope';
+import { fieldErrors, validationFailed } from '../lib/errors';
+import { IDEMPOTENCY_KEY } from '../lib/validation';
 
 /** Every router validates through this hook, so a bad request is always the same 422 envelope. */
 export function createRouter() {
@@ -76,12 +77,6 @@ export const pathId = (name: string) =>
 export const IdParams = z.object({ id: pathId('id') });
 
 export const securedByApiKey: Array<Record<string, string[]>> = [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }];
-
-/**
- * An `Idempotency-Key`: 1..255 printable ASCII characters. HTTP strips spaces around a header value, so a key
- * neither starts nor ends with one.
- */
-export const IDEMPOTENCY_KEY = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/;
 
 /**
  * Documents the optional `Idempotency-Key` header (as a plain parameter, so typed clients need not pass it);
