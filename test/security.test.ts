@@ -765,7 +765,8 @@ describe('admin routes without a configured ADMIN_TOKEN', () => {
         for (const [method, path] of adminRoutes) {
           const headers: Record<string, string> = { 'Content-Type': 'application/json' };
           if (authorization !== undefined) headers.Authorization = authorization;
-          const res = await app.request(`http://localhost${path}`, { method, headers, body: JSON.stringify(bodies) }, { ...env, ADMIN_TOKEN: token });
+          const sent = method === 'GET' ? undefined : JSON.stringify(bodies);
+          const res = await app.request(`http://localhost${path}`, { method, headers, body: sent }, { ...env, ADMIN_TOKEN: token });
           const body = (await res.json()) as Record<string, unknown>;
           expect(res.status, `${String(token)} / ${authorization} / ${method} ${path}`).toBe(401);
           expect(body).toMatchObject({ success: false, code: 'UNAUTHORIZED' });
