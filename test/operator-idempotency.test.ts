@@ -1,5 +1,6 @@
 import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
+import { runScheduledJobs } from '../src/services/jobs';
 import { addStock } from '../src/services/products';
 import { createCheckedApp } from './contract';
 import { faultyD1, type BatchFault } from './faults';
@@ -167,6 +168,22 @@ describe('Idempotency-Key on admin routes', () => {
     expect(credit.status, credit.text).toBe(201);
     expect(credit.headers.get('Idempotent-Replayed')).toBeNull();
     expect(await balanceOf(user)).toBe(5);
+  });
+
+  it('forgets operator keys after 24 hours: reuse then applies again, and the job deletes old records', async () => {
+    const user = await newUser();
+    const key = newKey();
+    const credit = { path: `/admin/users/${user.id}/balance-adjustments`, body: { amount: 1, description: 'daily' } };
+    await send(credit, key);
+    const dayAgo = new Date(Date.now() - 24 * 3_600_000 - 1000).toISOString();
+    const age = () => env.DB.prepare('UPDATE operator_idempotency_keys SET created_at = ? WHERE idempotency_key = ?').bind(dayAgo, key).run();
+    await age();
+    const again = await send(credit, key);
+    expect(again.headers.get('Idempotent-Replayed')).toBeNull();
+    expect(await balanceOf(user)).toBe(2);
+    await age();
+    await runScheduledJobs(env);
+    expect(await count('SELECT count(*) AS n FROM operator_idempotency_keys WHERE idempotency_key = ?', key)).toBe(0);
   });
 
   it('replays a stock upload sent as text with the same items as its JSON form', async () => {

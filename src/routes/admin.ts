@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import type { ProductRow, TransactionRow } from '../db/schema';
+import type { DepositRow, ProductRow, TransactionRow } from '../db/schema';
 import type { AppEnv } from '../env';
 import { hmacSha256Hex, openSealed, sealText } from '../lib/crypto';
 import { envelope, ok } from '../lib/envelope';
@@ -289,7 +289,7 @@ export const adminRouter = createRouter()
       responses: { 200: jsonResponse(envelope(DepositStatus), 'The deposit, paid'), ...errorResponses(401, 404, 422) },
     }),
     async (c) => {
-      const confirmed = ({ deposit, credited }: { deposit: CreditSnapshot['deposit']; credited: unknown }) => ({
+      const confirmed = ({ deposit, credited }: { deposit: DepositRow; credited: boolean | CreditSnapshot['credited'] }) => ({
         status: 200 as const,
         body: ok(presentDepositStatus(deposit), credited ? 'Deposit credited to the wallet.' : 'Deposit was already paid.'),
       });
