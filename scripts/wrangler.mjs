@@ -23,6 +23,7 @@ export function wrangler(args, { capture = false } = {}) {
     env: { ...wranglerEnv, CI: 'true' },
     stdio: ['ignore', capture ? 'pipe' : 'inherit', 'inherit'],
     encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024, // JSON answers (an audit's violations) may exceed the 1 MB default
   });
   if (result.status !== 0) throw new Error(`wrangler ${args.join(' ')} failed (exit ${result.status})`);
   return result.stdout ?? '';

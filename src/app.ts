@@ -15,6 +15,7 @@ import { userRouter } from './routes/user';
 import { walletRouter } from './routes/wallet';
 import { webhooksRouter } from './routes/webhooks';
 import { createCheckoutRouter } from './routes/checkout';
+import { gatewayEventsRouter } from './routes/gateway-events';
 import { API_PREFIX, registerDocument, registerServiceInfo } from './routes/service';
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -55,6 +56,7 @@ export function createApp() {
     .route(`${API_PREFIX}/wallet`, walletRouter)
     .route(`${API_PREFIX}/admin`, adminRouter)
     .route(`${API_PREFIX}/admin`, revokedItemsRouter)
+    .route(`${API_PREFIX}/admin/gateway-events`, gatewayEventsRouter)
     .route(`${API_PREFIX}/webhooks`, webhooksRouter);
   app.route('/pay', createCheckoutRouter((request, env, ctx) => app.fetch(request, env, ctx)));
 

@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { createCheckedApp } from './contract';
+import { createCheckedApp, SELF } from './contract';
 import { balanceOf, newDeposit, newUser } from './helpers';
 
 // The dev checkout page in the worker (the browser test in test/e2e drives it for real).
@@ -59,5 +59,21 @@ describe('dev checkout page', () => {
       expect((await app.request(`/pay/${deposit.deposit_id}/pay`, { method: 'POST' }, off)).status).toBe(404);
     }
     expect(await balanceOf(user)).toBe(0);
+  });
+
+  it('is a 404 on any host but localhost and 127.0.0.1 (any port), even with DEV_CHECKOUT=true', async () => {
+    const user = await newUser();
+    const deposit = await newDeposit(user, { amount: 5 });
+    const app = createCheckedApp();
+    for (const host of ['shop.example.com', 'stock-wallet-api.acme.workers.dev', 'localhost.example.com', '127.0.0.2', '[::1]']) {
+      expect((await app.request(`http://${host}/pay/${deposit.deposit_id}`, {}, env)).status, host).toBe(404);
+      expect((await app.request(`https://${host}/pay/${deposit.deposit_id}/pay`, { method: 'POST' }, env)).status, host).toBe(404);
+    }
+    // The deployed worker itself, reached under its own host name (the URL a worker sees carries the Host header).
+    expect((await SELF.fetch(`https://api.example.com/pay/${deposit.deposit_id}/pay`, { method: 'POST' })).status).toBe(404);
+    expect(await balanceOf(user)).toBe(0);
+    for (const origin of ['http://127.0.0.1:8787', 'http://localhost:5173']) {
+      expect((await app.request(`${origin}/pay/${deposit.deposit_id}`, {}, env)).status, origin).toBe(200);
+    }
   });
 });

@@ -165,3 +165,9 @@ export async function newDeposit(user: TestUser, { amount = 10, gateway = 'gatew
   expect(res.status, res.text).toBe(200);
   return res.json.data as TestDeposit;
 }
+
+/** Signs `payload` with the gateway's secret (or `options.secret`) and delivers it to `POST /webhooks/{gateway}`. */
+export async function deliverWebhook(gateway: string, payload: unknown, options: { secret?: string; t?: number } = {}) {
+  const signed = await signedWebhook(gateway, payload, options);
+  return call(`/webhooks/${gateway}`, { method: 'POST', body: signed.body, headers: signed.headers });
+}

@@ -168,7 +168,58 @@ export const idempotencyKeys = sqliteTable(
   ],
 );
 
+export const operatorIdempotencyKeys = sqliteTable(
+  'operator_idempotency_keys',
+  {
+    id: integer('id').primaryKey(),
+    idempotencyKey: text('idempotency_key').notNull(),
+    requestHash: text('request_hash').notNull(),
+    resourceId: integer('resource_id').notNull(),
+    responseSnapshot: text('response_snapshot').notNull(),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('operator_idempotency_keys_key_unique').on(t.idempotencyKey),
+    index('operator_idempotency_keys_created').on(t.createdAt),
+  ],
+);
+
+export const stockUploads = sqliteTable(
+  'stock_uploads',
+  {
+    id: integer('id').primaryKey(),
+    reference: text('reference').notNull(),
+    productId: integer('product_id').notNull().references(() => products.id),
+    added: integer('added').notNull(),
+    skipped: integer('skipped').notNull(),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('stock_uploads_reference_unique').on(t.reference)],
+);
+
+export const gatewayEvents = sqliteTable(
+  'gateway_events',
+  {
+    id: integer('id').primaryKey(),
+    reference: text('reference').notNull(),
+    gateway: text('gateway').notNull(),
+    depositId: integer('deposit_id').notNull().references(() => deposits.id),
+    status: text('status', { enum: ['paid', 'failed', 'expired'] }).notNull(),
+    amountCents: integer('amount_cents').notNull(),
+    transactionId: text('transaction_id').notNull(),
+    outcome: text('outcome', { enum: ['credited', 'closed', 'duplicate', 'amount_mismatch'] }).notNull(),
+    receivedAt: text('received_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('gateway_events_reference_unique').on(t.reference),
+    index('gateway_events_received').on(t.receivedAt, t.id),
+    index('gateway_events_gateway_received').on(t.gateway, t.receivedAt, t.id),
+    index('gateway_events_deposit_received').on(t.depositId, t.receivedAt, t.id),
+  ],
+);
+
 export type OrderRow = typeof orders.$inferSelect;
 export type DepositRow = typeof deposits.$inferSelect;
 export type TransactionRow = typeof walletTransactions.$inferSelect;
 export type ProductRow = typeof products.$inferSelect;
+export type GatewayEventRow = typeof gatewayEvents.$inferSelect;

@@ -66,3 +66,33 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const actual = await pbkdf2(password, fromBase64(salt), Number(iterations));
   return crypto.subtle.timingSafeEqual(actual, fromBase64(expected));
 }
+
+/** An AES-256-GCM key derived (HKDF-SHA256) from a secret, for one purpose. */
+async function sealingKey(secret: string, purpose: string): Promise<CryptoKey> {
+  const material = await crypto.subtle.importKey('raw', encoder.encode(secret), 'HKDF', false, ['deriveKey']);
+  return crypto.subtle.deriveKey(
+    { name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(0), info: encoder.encode(purpose) },
+    material,
+    { name: 'AES-GCM', length: 256 },
+    false,
+    ['encrypt', 'decrypt'],
+  );
+}
+
+/** Encrypts `plaintext` so that only a holder of `secret` can read it: base64 of a random IV and the ciphertext. */
+export async function sealText(secret: string, purpose: string, plaintext: string): Promise<string> {
+  const iv = crypto.getRandomValues(new Uint8Array(12));
+  const sealed = await crypto.subtle.encrypt({ name: 'AES-GCM', iv }, await sealingKey(secret, purpose), encoder.encode(plaintext));
+  return toBase64(new Uint8Array([...iv, ...new Uint8Array(sealed)]));
+}
+
+/** The plaintext of `sealText`, or null when it was sealed under another secret (or altered). */
+export async function openSealed(secret: string, purpose: string, sealed: string): Promise<string | null> {
+  try {
+    const bytes = fromBase64(sealed);
+    const plain = await crypto.subtle.decrypt({ name: 'AES-GCM', iv: bytes.slice(0, 12) }, await sealingKey(secret, purpose), bytes.slice(12));
+    return new TextDecoder().decode(plain);
+  } catch {
+    return null;
+  }
+}

@@ -4,7 +4,7 @@ import type { JSONParsed } from 'hono/utils/types';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { isUniqueViolation } from '../db/errors';
 import type { AppEnv } from '../env';
-import { findClaim, type ClaimRecord, type IdempotencyClaim } from '../services/idempotency';
+import { findClaim, type ClaimRecord, type IdempotencyClaim, type KeyOwner } from '../services/idempotency';
 import { sha256Hex } from '../lib/crypto';
 import { ApiError, fieldError } from '../lib/errors';
 import { IDEMPOTENCY_KEY } from '../lib/validation';
@@ -17,8 +17,10 @@ export interface Rendered<T, S extends ContentfulStatusCode> {
 
 /** How a route renders its first outcome again from the record: the snapshot row plus reads keyed on its id. */
 export interface Replay<T, S extends ContentfulStatusCode> {
+  /** Whose key namespace: the request's caller (a user) unless given; the admin routes pass `OPERATOR`. */
+  owner?: KeyOwner;
   related?: (resourceId: SQL) => SQL[];
-  render: (snapshot: unknown, related: D1Result[]) => Rendered<T, S>;
+  render: (snapshot: unknown, related: D1Result[]) => Rendered<T, S> | Promise<Rendered<T, S>>;
 }
 
 
@@ -62,22 +64,23 @@ export async function idempotent<T extends object, S extends ContentfulStatusCod
     return typed(c.json(body, status));
   } catch (err) {
     if (!(err instanceof ApiError) && !isUniqueViolation(err, 'idempotency_keys.idempotency_key')) throw err;
-    const found = await findClaim(c.var.db, c.var.caller, key, replay.related);
+    const found = await findClaim(c.var.db, replay.owner ?? c.var.caller, key, replay.related);
     // Nobody holds the key (or only a record of an earlier version that kept no response): the failure is this
     // request's own.
     if (!found || (found.record.responseBody === null && found.record.responseSnapshot === null)) throw err;
     if (found.record.requestHash !== requestHash) {
       throw new ApiError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request.');
     }
-    c.header('Idempotent-Replayed', 'true');
-    return typed(replayed(c, found.record, replay, found.related));
+    return typed(await replayed(c, found.record, replay, found.related));
   }
 }
 
-function replayed<T, S extends ContentfulStatusCode>(c: Context<AppEnv>, record: ClaimRecord, replay: Replay<T, S>, related: D1Result[]) {
+async function replayed<T, S extends ContentfulStatusCode>(c: Context<AppEnv>, record: ClaimRecord, replay: Replay<T, S>, related: D1Result[]) {
+  const replayedHeader = { 'Idempotent-Replayed': 'true' };
   if (record.responseStatus !== null && record.responseBody !== null) {
-    return c.body(record.responseBody, record.responseStatus as ContentfulStatusCode, { 'Content-Type': 'application/json' });
+    return c.body(record.responseBody, record.responseStatus as ContentfulStatusCode, { ...replayedHeader, 'Content-Type': 'application/json' });
   }
-  const { status, body } = replay.render(JSON.parse(record.responseSnapshot ?? 'null'), related);
-  return c.json(body as object, status);
+  // Rendered first: a replay that cannot be rendered answers its error without the replay header.
+  const { status, body } = await replay.render(JSON.parse(record.responseSnapshot ?? 'null'), related);
+  return c.json(body as object, status, replayedHeader);
 }

@@ -1,19 +1,27 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import type { ProductRow } from '../db/schema';
+import type { Context } from 'hono';
+import type { DepositRow, ProductRow, TransactionRow } from '../db/schema';
+import type { AppEnv } from '../env';
+import { hmacSha256Hex, openSealed, sealText } from '../lib/crypto';
 import { envelope, ok } from '../lib/envelope';
 import { fieldError } from '../lib/errors';
 import { centsToAmount } from '../lib/money';
-import { createRouter, errorResponses, IdParams, idLinks, jsonBody, jsonResponse } from './openapi';
+import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse } from './openapi';
+import { idempotent } from '../middleware/idempotency';
 import { purgeStock } from '../middleware/stock-cache';
 import { trimmedText, usdAmount } from '../lib/validation';
-import { addStock, createProduct, MAX_ITEMS_PER_UPLOAD, normaliseItems, updateProduct } from '../services/products';
-import { markDepositPaid } from '../services/deposits';
-import { createUser } from '../services/users';
+import { addStock, createProduct, MAX_ITEMS_PER_UPLOAD, normaliseItems, updateProduct, type StockUpload } from '../services/products';
+import { markDepositPaid, type CreditSnapshot } from '../services/deposits';
+import { OPERATOR } from '../services/idempotency';
+import { createUser, type UserCreationSnapshot, type UserProfile } from '../services/users';
 import { adjustBalance } from '../services/wallet';
 import { DepositStatus, finalSaleFlag, presentDepositStatus, presentTransaction, Transaction } from './representations';
 import { presentProfile, userEmail, userName, UserProfileSchema } from './user';
 
 const security = [{ AdminBearer: [] }];
+// Every admin POST/PATCH takes an Idempotency-Key in the operator's own key namespace.
+const parameters = [idempotencyKeyParameter];
+const asOperator = { owner: OPERATOR } as const;
 const tags = ['Admin'];
 const MAX_ITEM_LENGTH = 4096;
 const MAX_PRICE_CENTS = 100_000_000;
@@ -133,6 +141,7 @@ const addStockRoute = createRoute({
   tags,
   summary: 'Add stock items (JSON `items` or a text/plain body, one item per line)',
   security,
+  parameters,
   request: {
     params: IdParams,
     body: {
@@ -152,6 +161,24 @@ const addStockRoute = createRoute({
   },
 });
 
+/**
+ * The first API key of a user created under an Idempotency-Key is kept for its replay sealed (AES-GCM) under the admin
+ * token and that Idempotency-Key: the database never holds it in clear, and only the operator who sent both reads it.
+ * (A replay under another token never gets here: the request hash covers the password through an HMAC under the token.)
+ */
+function firstKeySealing(c: Context<AppEnv>) {
+  const secret = `${c.env.ADMIN_TOKEN}\n${c.req.header('Idempotency-Key')}`;
+  const purpose = 'admin-user-first-api-key';
+  return {
+    seal: (apiKey: string) => sealText(secret, purpose, apiKey),
+    open: async (sealed: string) => {
+      const apiKey = await openSealed(secret, purpose, sealed);
+      if (apiKey === null) throw new Error('The sealed API key of an idempotency record cannot be opened: the record was altered.');
+      return apiKey;
+    },
+  };
+}
+
 export const adminRouter = createRouter()
   .openapi(
     createRoute({
@@ -161,6 +188,7 @@ export const adminRouter = createRouter()
       tags,
       summary: 'Create a user and its first API key',
       security,
+      parameters,
       request: { body: jsonBody(CreateUserBody) },
       responses: {
         201: jsonResponse(envelope(UserProfileSchema.extend({ api_key: z.string() })), 'The user and its first key', idLinks('/data/id', { adjustBalance: 'id' })),
@@ -168,8 +196,20 @@ export const adminRouter = createRouter()
       },
     }),
     async (c) => {
-      const { user, apiKey } = await createUser(c.var.db, c.req.valid('json'));
-      return c.json(ok({ ...presentProfile(user), api_key: apiKey }, 'User created.'), 201);
+      const body = c.req.valid('json');
+      const sealing = firstKeySealing(c);
+      const created = (user: UserProfile, apiKey: string) => ({ status: 201 as const, body: ok({ ...presentProfile(user), api_key: apiKey }, 'User created.') });
+      // The request is remembered by a hash; the password enters it only through an HMAC under the admin token.
+      const request = { ...body, password: await hmacSha256Hex(c.env.ADMIN_TOKEN ?? '', body.password) };
+      return idempotent(
+        c,
+        request,
+        async (claim) => {
+          const { user, apiKey } = await createUser(c.var.db, body, claim && { claim, seal: sealing.seal });
+          return created(user, apiKey);
+        },
+        { ...asOperator, render: async (snapshot) => created(snapshot as UserProfile, await sealing.open((snapshot as UserCreationSnapshot).sealedApiKey)) },
+      );
     },
   )
   .openapi(
@@ -180,13 +220,19 @@ export const adminRouter = createRouter()
       tags,
       summary: 'Credit (positive) or debit (negative) a wallet',
       security,
+      parameters,
       request: { params: IdParams, body: jsonBody(AdjustmentBody) },
       responses: { 201: jsonResponse(envelope(Transaction), 'The adjustment transaction'), ...errorResponses(400, 401, 404, 422) },
     }),
     async (c) => {
-      const { amount, description } = c.req.valid('json');
-      const transaction = await adjustBalance(c.var.db, c.req.valid('param').id, amount, description);
-      return c.json(ok(presentTransaction(transaction), 'Balance adjusted.'), 201);
+      const body = c.req.valid('json');
+      const adjusted = (transaction: TransactionRow) => ({ status: 201 as const, body: ok(presentTransaction(transaction), 'Balance adjusted.') });
+      return idempotent(
+        c,
+        body,
+        async (claim) => adjusted(await adjustBalance(c.var.db, c.req.valid('param').id, body.amount, body.description, claim)),
+        { ...asOperator, render: (snapshot) => adjusted(snapshot as TransactionRow) },
+      );
     },
   )
   .openapi(
@@ -197,6 +243,7 @@ export const adminRouter = createRouter()
       tags,
       summary: 'Create a product',
       security,
+      parameters,
       request: { body: jsonBody(ProductBody) },
       responses: {
         201: jsonResponse(
@@ -209,9 +256,17 @@ export const adminRouter = createRouter()
     }),
     async (c) => {
       const body = c.req.valid('json');
-      const product = await createProduct(c.var.db, { ...productInput(body), name: body.name, sku: body.sku, priceCents: body.price });
-      await purgeStock(c, [product.id]);
-      return c.json(ok(presentProduct(product), 'Product created.'), 201);
+      const created = (product: ProductRow) => ({ status: 201 as const, body: ok(presentProduct(product), 'Product created.') });
+      return idempotent(
+        c,
+        body,
+        async (claim) => {
+          const product = await createProduct(c.var.db, { ...productInput(body), name: body.name, sku: body.sku, priceCents: body.price }, claim);
+          await purgeStock(c, [product.id]);
+          return created(product);
+        },
+        { ...asOperator, render: (snapshot) => created(snapshot as ProductRow) },
+      );
     },
   )
   .openapi(
@@ -222,13 +277,23 @@ export const adminRouter = createRouter()
       tags,
       summary: 'Update a product',
       security,
+      parameters,
       request: { params: IdParams, body: jsonBody(ProductBody.partial()) },
       responses: { 200: jsonResponse(envelope(Product), 'The product'), ...errorResponses(401, 404, 422) },
     }),
     async (c) => {
-      const product = await updateProduct(c.var.db, c.req.valid('param').id, productInput(c.req.valid('json')));
-      await purgeStock(c, [product.id]);
-      return c.json(ok(presentProduct(product), 'Product updated.'), 200);
+      const body = c.req.valid('json');
+      const updated = (product: ProductRow) => ({ status: 200 as const, body: ok(presentProduct(product), 'Product updated.') });
+      return idempotent(
+        c,
+        body,
+        async (claim) => {
+          const product = await updateProduct(c.var.db, c.req.valid('param').id, productInput(body), claim);
+          await purgeStock(c, [product.id]);
+          return updated(product);
+        },
+        { ...asOperator, render: (snapshot) => updated(snapshot as ProductRow) },
+      );
     },
   )
   .openapi(
@@ -238,9 +303,23 @@ export const adminRouter = createRouter()
       // Without a JSON content type the validated JSON is an empty object.
       const raw = isText ? (await c.req.text()).split('\n') : (c.req.valid('json') as { items?: string[] }).items;
       if (raw === undefined) throw fieldError('items', 'items is required (or send a text/plain body)');
-      const result = await addStock(c.var.db, c.req.valid('param').id, uploadItems(raw));
-      await purgeStock(c, [c.req.valid('param').id]);
-      return c.json(ok({ added: result.added, skipped: result.skipped, stock_count: result.stockCount }, 'Stock added.'), 201);
+      const { id } = c.req.valid('param');
+      const items = uploadItems(raw);
+      const added = (upload: StockUpload) => ({
+        status: 201 as const,
+        body: ok({ added: upload.added, skipped: upload.skipped, stock_count: upload.stockCount }, 'Stock added.'),
+      });
+      // The same items as JSON or as text are the same request.
+      return idempotent(
+        c,
+        { items },
+        async (claim) => {
+          const upload = await addStock(c.var.db, id, items, claim);
+          await purgeStock(c, [id]);
+          return added(upload);
+        },
+        { ...asOperator, render: (snapshot) => added(snapshot as StockUpload) },
+      );
     },
   )
   .openapi(
@@ -251,12 +330,21 @@ export const adminRouter = createRouter()
       tags,
       summary: 'Confirm a deposit as paid (credits the wallet exactly once, like the webhook)',
       security,
+      parameters,
       request: { params: IdParams },
       responses: { 200: jsonResponse(envelope(DepositStatus), 'The deposit, paid'), ...errorResponses(401, 404, 422) },
     }),
     async (c) => {
-      const { deposit, credited } = await markDepositPaid(c.var.db, c.req.valid('param').id);
-      return c.json(ok(presentDepositStatus(deposit), credited ? 'Deposit credited to the wallet.' : 'Deposit was already paid.'), 200);
+      const confirmed = ({ deposit, credited }: { deposit: DepositRow; credited: boolean | CreditSnapshot['credited'] }) => ({
+        status: 200 as const,
+        body: ok(presentDepositStatus(deposit), credited ? 'Deposit credited to the wallet.' : 'Deposit was already paid.'),
+      });
+      return idempotent(
+        c,
+        {},
+        async (claim) => confirmed(await markDepositPaid(c.var.db, c.req.valid('param').id, claim)),
+        { ...asOperator, render: (snapshot) => confirmed(snapshot as CreditSnapshot) },
+      );
     },
   );
 

@@ -90,10 +90,14 @@ const depositIdOf = (raw: string) => {
   return Number(raw);
 };
 
+// The page pays any deposit with the gateway's real secret: it must never be reachable on a deployed worker, even
+// with DEV_CHECKOUT=true set by mistake. A deployed worker is only ever reached under its own host name.
+const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1']);
+
 export function createCheckoutRouter(dispatch: Dispatch) {
   const router = new Hono<AppEnv>();
   router.use('*', async (c, next) => {
-    if (!readConfig(c.env).devCheckout) throw notFound('Checkout');
+    if (!readConfig(c.env).devCheckout || !LOCAL_HOSTS.has(new URL(c.req.url).hostname)) throw notFound('Checkout');
     await next();
   });
   router.get('/:id', async (c) => c.html(checkoutPage(await findDeposit(c.env.DB, depositIdOf(c.req.param('id'))))));

@@ -19,7 +19,8 @@ import {
   type GatewayName,
 } from './gateways';
 import { readAs, writeAs, type Caller } from './caller';
-import { recordClaim, type IdempotencyClaim } from './idempotency';
+import { logAmountMismatch, loggedEvent, logEvent, receiveEvent, type ReceivedEvent } from './gateway-events';
+import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
 
 export interface DepositRequest {
@@ -83,15 +84,34 @@ export async function getDeposit(d1: Db, caller: Caller, depositId: number): Pro
   return asOfNow(deposit);
 }
 
+/** What a mark-paid replay renders from: the deposit as it was, and whether that request credited it. */
+export interface CreditSnapshot {
+  deposit: DepositRow;
+  credited: number;
+}
+
+/** Records written in the credit's own batch: the gateway event that asked for it, or the operator's key claim. */
+export interface CreditRecords {
+  received?: ReceivedEvent;
+  claim?: IdempotencyClaim;
+}
+
 /**
  * Credit a deposit exactly once: one batch whose ledger row is written only while the deposit is not yet paid and
  * has no deposit transaction (a partial unique index backs this up), then the balance by that row's amount, then the
  * deposit marked paid. A replay finds it paid and changes nothing. A payment for an expired deposit is still credited
- * (the money arrived) and its ledger description says so.
+ * (the money arrived) and its ledger description says so. The gateway event is logged in the same batch, as
+ * `credited` or (nothing changed) `duplicate`.
  */
-export async function creditDeposit(d1: Db, deposit: DepositRow, transactionId: string): Promise<{ deposit: DepositRow; credited: boolean }> {
+export async function creditDeposit(
+  d1: Db,
+  deposit: DepositRow,
+  transactionId: string,
+  { received, claim }: CreditRecords = {},
+): Promise<{ deposit: DepositRow; credited: boolean }> {
   const now = isoNow();
   const operationId = newOperationId();
+  const creditedHere = sql`EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId})`;
   const [read, credit] = (
     await writeBatch(d1, {
       writes: [
@@ -110,23 +130,42 @@ export async function creditDeposit(d1: Db, deposit: DepositRow, transactionId: 
               AND NOT EXISTS (SELECT 1 FROM wallet_transactions t WHERE t.deposit_id = d.id AND t.type = 'deposit')`,
         }),
         sql`UPDATE deposits SET status = 'paid', paid_at = ${now}, transaction_id = ${transactionId}, updated_at = ${now}
-            WHERE id = ${deposit.id} AND EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId})`,
+            WHERE id = ${deposit.id} AND ${creditedHere}`,
+        ...(received ? [logEvent(received, sql`CASE WHEN ${creditedHere} THEN 'credited' ELSE 'duplicate' END`)] : []),
+        ...(claim
+          ? recordClaim(OPERATOR, claim, sql`SELECT d.id, json_object('deposit', ${rowJson(deposits, 'd')}, 'credited', ${creditedHere}) AS snapshot
+                                             FROM deposits d WHERE d.id = ${deposit.id}`)
+          : []),
       ],
-      reads: [sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE id = ${deposit.id}`, sql`SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId}`],
-      // Paid by this batch or by another one: either way the credit exists once and a re-run would change nothing.
-      committed: ([row]) => rowsOf<DepositRow>(row)[0]?.status === 'paid',
+      reads: [
+        sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE id = ${deposit.id}`,
+        sql`SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId}`,
+        ...(received ? [loggedEvent(received)] : []),
+      ],
+      // Paid by this batch or by another one: either way the credit exists once and a re-run would change nothing,
+      // except for a gateway event, which is logged only once its own row is there.
+      committed: ([row, , logged]) => (received ? rowsOf(logged).length > 0 : rowsOf<DepositRow>(row)[0]?.status === 'paid'),
     })
   ).reads;
   return { deposit: rowsOf<DepositRow>(read)[0], credited: rowsOf(credit).length > 0 };
 }
 
-/** A gateway's failed/expired verdict closes a pending deposit without credit; a paid one is never reopened. */
-async function closeDeposit(d1: Db, deposit: DepositRow, status: 'failed' | 'expired'): Promise<DepositRow> {
+/**
+ * A gateway's failed/expired verdict closes a pending deposit without credit; a paid one is never reopened. The
+ * event is logged first in the batch, as `closed` while the deposit is pending (then the close applies, keyed on
+ * that row) or else `duplicate`, so the log and the deposit agree whatever runs concurrently.
+ */
+async function closeDeposit(d1: Db, deposit: DepositRow, received: ReceivedEvent): Promise<DepositRow> {
   const now = isoNow();
   const { reads } = await writeBatch(d1, {
-    writes: [sql`UPDATE deposits SET status = ${status}, updated_at = ${now} WHERE id = ${deposit.id} AND status = 'pending'`],
-    reads: [sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE id = ${deposit.id}`],
-    committed: ([row]) => rowsOf<DepositRow>(row)[0]?.status !== 'pending',
+    writes: [
+      logEvent(received, sql`(SELECT CASE WHEN status = 'pending' THEN 'closed' ELSE 'duplicate' END FROM deposits WHERE id = ${deposit.id})`),
+      sql`UPDATE deposits SET status = ${received.event.status}, updated_at = ${now}
+          WHERE id = ${deposit.id} AND status = 'pending'
+            AND EXISTS (SELECT 1 FROM gateway_events WHERE reference = ${received.reference} AND outcome = 'closed')`,
+    ],
+    reads: [sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE id = ${deposit.id}`, loggedEvent(received)],
+    committed: ([, logged]) => rowsOf(logged).length > 0,
   });
   return rowsOf<DepositRow>(reads[0])[0];
 }
@@ -137,21 +176,26 @@ export async function findDeposit(d1: Db, depositId: number): Promise<DepositRow
   return deposit;
 }
 
-/** Apply a verified gateway event. A gateway only ever acts on its own deposits. */
+/**
+ * Apply a verified gateway event and log it. A gateway only ever acts on its own deposits: an event for an unknown
+ * deposit or another gateway's is a 404, not logged (it concerns no deposit of this gateway).
+ */
 export async function applyGatewayEvent(d1: Db, gateway: GatewayName, event: GatewayEvent) {
   const deposit = await findDeposit(d1, event.depositId);
   if (deposit.gateway !== gateway) throw notFound('Deposit');
-  if (event.status !== 'paid') return { deposit: await closeDeposit(d1, deposit, event.status), credited: false };
+  const received = receiveEvent(gateway, event);
+  if (event.status !== 'paid') return { deposit: await closeDeposit(d1, deposit, received), credited: false };
   // The amount of a deposit never changes, so comparing it outside the batch is safe.
   if (event.amountCents !== deposit.amountCents) {
+    await logAmountMismatch(d1, received);
     throw new ApiError('AMOUNT_MISMATCH', `Paid amount ${formatUsd(event.amountCents)} does not match the deposit amount ${formatUsd(deposit.amountCents)}.`);
   }
-  return creditDeposit(d1, deposit, event.transactionId);
+  return creditDeposit(d1, deposit, event.transactionId, { received });
 }
 
 /** Operator confirmation of a payment seen outside the webhook: the same single credit path. */
-export async function markDepositPaid(d1: Db, depositId: number) {
-  return creditDeposit(d1, await findDeposit(d1, depositId), `manual-${depositId}`);
+export async function markDepositPaid(d1: Db, depositId: number, claim?: IdempotencyClaim) {
+  return creditDeposit(d1, await findDeposit(d1, depositId), `manual-${depositId}`, { claim });
 }
 
 /** Scheduled job: pending deposits past `expires_at` become expired, a bounded batch per run. */

@@ -1,10 +1,13 @@
-import { eq, sql } from 'drizzle-orm';
-import { changesOf, rowsOf, runBatch } from '../db/batch';
+import { eq, sql, type SQL } from 'drizzle-orm';
+import { columnsOf, rowJson, rowsOf } from '../db/batch';
 import { getDb, type Db } from '../db/client';
+import { writeBatch } from '../db/d1';
 import { isUniqueViolation } from '../db/errors';
 import { products, type ProductRow } from '../db/schema';
+import { randomBase62 } from '../lib/crypto';
 import { fieldError, notFound } from '../lib/errors';
 import { isoNow } from '../lib/time';
+import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
 
 export interface ProductInput {
   name: string;
@@ -21,10 +24,18 @@ const skuTaken = () => fieldError('sku', 'The sku has already been taken.');
 const packSizes = (quantities: number[] | null | undefined) =>
   quantities === undefined ? undefined : quantities === null ? null : JSON.stringify([...new Set(quantities)].sort((a, b) => a - b));
 
-export async function createProduct(d1: Db, input: ProductInput): Promise<ProductRow> {
+/** A product row and its JSON snapshot (for an Idempotency-Key record), found by a condition on `products`. */
+const productWhere = (condition: SQL) => sql`SELECT id, ${rowJson(products)} AS snapshot FROM products WHERE ${condition}`;
+
+/**
+ * One batch: the insert, then (with an Idempotency-Key) its record. The new row is found by its sku and creation
+ * time, both known before the batch, so a fault that hid the outcome is settled by looking it up.
+ */
+export async function createProduct(d1: Db, input: ProductInput, claim?: IdempotencyClaim): Promise<ProductRow> {
   const now = isoNow();
+  const created = sql`sku = ${input.sku} AND created_at = ${now}`;
   try {
-    const [product] = await getDb(d1)
+    const insert = getDb(d1)
       .insert(products)
       .values({
         name: input.name,
@@ -38,17 +49,25 @@ export async function createProduct(d1: Db, input: ProductInput): Promise<Produc
         createdAt: now,
         updatedAt: now,
       })
-      .returning();
-    return product;
+      .getSQL();
+    const { reads } = await writeBatch(d1, {
+      writes: [insert, ...(claim ? recordClaim(OPERATOR, claim, productWhere(created)) : [])],
+      reads: [sql`SELECT ${columnsOf(products)} FROM products WHERE ${created}`],
+      committed: ([product]) => rowsOf(product).length > 0,
+    });
+    return rowsOf<ProductRow>(reads[0])[0];
   } catch (err) {
     if (isUniqueViolation(err, 'products.sku')) throw skuTaken();
     throw err;
   }
 }
 
-export async function updateProduct(d1: Db, productId: number, input: Partial<ProductInput>): Promise<ProductRow> {
+/** One batch: the update, then (with an Idempotency-Key) its record; its `updated_at`, generated here, says it applied. */
+export async function updateProduct(d1: Db, productId: number, input: Partial<ProductInput>, claim?: IdempotencyClaim): Promise<ProductRow> {
+  const now = isoNow();
+  const updated = sql`id = ${productId} AND updated_at = ${now}`;
   try {
-    const [product] = await getDb(d1)
+    const update = getDb(d1)
       .update(products)
       .set({
         name: input.name,
@@ -58,10 +77,16 @@ export async function updateProduct(d1: Db, productId: number, input: Partial<Pr
         allowedQuantities: packSizes(input.allowedQuantities),
         active: input.active === undefined ? undefined : input.active ? 1 : 0,
         cancellable: input.cancellable === undefined ? undefined : input.cancellable ? 1 : 0,
-        updatedAt: isoNow(),
+        updatedAt: now,
       })
       .where(eq(products.id, productId))
-      .returning();
+      .getSQL();
+    const { reads } = await writeBatch(d1, {
+      writes: [update, ...(claim ? recordClaim(OPERATOR, claim, productWhere(updated)) : [])],
+      reads: [sql`SELECT ${columnsOf(products)} FROM products WHERE ${updated}`],
+      committed: ([product]) => rowsOf(product).length > 0,
+    });
+    const [product] = rowsOf<ProductRow>(reads[0]);
     if (!product) throw notFound('Product');
     return product;
   } catch (err) {
@@ -96,28 +121,55 @@ export function jsonChunks(items: string[]): string[] {
 }
 
 /**
- * Add stock items in one batch: one INSERT per JSON chunk (one bound parameter each: 10,000 items of 4,096
- * characters make about 41 chunks, under the 50 statements a Free-plan invocation may run), then stock_count
- * recomputed from the available items in the same transaction.
+ * Add stock items in one batch, keyed on an upload reference generated here: first the upload's row; then, per JSON
+ * chunk (D1 binds at most 2 MB per value: a 16 MB upload, the body limit, makes at most 17 chunks, so the batch stays
+ * under the 50 statements a Free-plan invocation may run), the count of its distinct items not stored yet added to
+ * the upload's row, then the chunk's INSERT; then the skipped count and stock_count; then (with an Idempotency-Key)
+ * its record. A fault that hid the outcome is settled by the upload's row, whose counts are this upload's own,
+ * whatever a retry would find.
  */
-export async function addStock(d1: Db, productId: number, items: string[]) {
+export async function addStock(d1: Db, productId: number, items: string[], claim?: IdempotencyClaim): Promise<StockUpload> {
   const now = isoNow();
-  const chunks = jsonChunks(items);
-  const results = await runBatch(d1, [
-    ...chunks.map(
-      (chunk) => sql`
-        INSERT OR IGNORE INTO stock_items (product_id, content, status, created_at)
-        SELECT ${productId}, j.value, 'available', ${now} FROM json_each(${chunk}) AS j
-        WHERE EXISTS (SELECT 1 FROM products WHERE id = ${productId})
-        ORDER BY j.key`,
-    ),
-    sql`
-      UPDATE products SET stock_count = (SELECT count(*) FROM stock_items WHERE product_id = ${productId} AND status = 'available')
-      WHERE id = ${productId}`,
-    sql`SELECT stock_count AS stockCount FROM products WHERE id = ${productId}`,
-  ]);
-  const [product] = rowsOf<{ stockCount: number }>(results[results.length - 1]);
-  if (!product) throw notFound('Product');
-  const added = results.slice(0, chunks.length).reduce((sum, result) => sum + changesOf(result), 0);
-  return { added, skipped: items.length - added, stockCount: product.stockCount };
+  const reference = `upl_${randomBase62(24)}`;
+  const uploaded = sql`EXISTS (SELECT 1 FROM stock_uploads WHERE reference = ${reference})`;
+  const outcome = sql`
+    SELECT u.id, u.added, u.skipped, p.stock_count AS stockCount FROM stock_uploads u JOIN products p ON p.id = u.product_id
+    WHERE u.reference = ${reference}`;
+  const snapshot = sql`SELECT o.id, json_object('added', o.added, 'skipped', o.skipped, 'stockCount', o.stockCount) AS snapshot FROM (${outcome}) AS o`;
+  const { reads } = await writeBatch(d1, {
+    writes: [
+      sql`INSERT INTO stock_uploads (reference, product_id, added, skipped, created_at)
+          SELECT ${reference}, id, 0, 0, ${now} FROM products WHERE id = ${productId}`,
+      // Earlier chunks are stored before a later one is counted, so an item repeated across chunks counts once.
+      ...jsonChunks(items).flatMap((chunk) => [
+        sql`
+          UPDATE stock_uploads SET added = added + (
+            SELECT count(DISTINCT j.value) FROM json_each(${chunk}) AS j
+            WHERE NOT EXISTS (SELECT 1 FROM stock_items s WHERE s.product_id = ${productId} AND s.content = j.value))
+          WHERE reference = ${reference}`,
+        sql`
+          INSERT OR IGNORE INTO stock_items (product_id, content, status, created_at)
+          SELECT ${productId}, j.value, 'available', ${now} FROM json_each(${chunk}) AS j
+          WHERE ${uploaded}
+          ORDER BY j.key`,
+      ]),
+      sql`UPDATE stock_uploads SET skipped = ${items.length} - added WHERE reference = ${reference}`,
+      sql`
+        UPDATE products SET stock_count = (SELECT count(*) FROM stock_items WHERE product_id = ${productId} AND status = 'available')
+        WHERE id = ${productId} AND ${uploaded}`,
+      ...(claim ? recordClaim(OPERATOR, claim, snapshot) : []),
+    ],
+    reads: [outcome],
+    committed: ([upload]) => rowsOf(upload).length > 0,
+  });
+  const [upload] = rowsOf<StockUpload>(reads[0]);
+  if (!upload) throw notFound('Product');
+  return upload;
+}
+
+/** What an upload reports (and what its replay renders from). */
+export interface StockUpload {
+  added: number;
+  skipped: number;
+  stockCount: number;
 }

@@ -9,6 +9,7 @@ import { fieldError } from '../lib/errors';
 import { isoNow } from '../lib/time';
 import { insertKeyUnderLimit, issueKey } from './api-keys';
 import { readAs, writeAs, type Caller } from './caller';
+import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
 
 export interface UserProfile {
   id: number;
@@ -24,19 +25,42 @@ const emailTaken = () => fieldError('email', 'The email has already been taken.'
 const profileOf = (userId: SQL | number) =>
   sql`SELECT id, name, email, balance_cents AS balanceCents, created_at AS createdAt FROM users WHERE id = ${userId}`;
 
+/**
+ * An operator's Idempotency-Key claim on a user creation. Only a hash of an API key is ever stored, so the replay
+ * snapshot keeps the new key sealed by `seal` (the route's encryption, under a secret the database does not hold).
+ */
+export interface UserCreationClaim {
+  claim: IdempotencyClaim;
+  seal: (apiKey: string) => Promise<string>;
+}
+
+/** What a replay of a user creation renders from: the profile as created and its first key, sealed. */
+export interface UserCreationSnapshot extends UserProfile {
+  sealedApiKey: string;
+}
+
 /** Operator creation of a user together with its first API key, in one batch. */
-export async function createUser(d1: Db, input: { name: string; email: string; password: string }) {
+export async function createUser(d1: Db, input: { name: string; email: string; password: string }, idempotency?: UserCreationClaim) {
   const now = isoNow();
   const issued = await issueKey();
   const passwordHash = await hashPassword(input.password);
   // The user is found by its first key's hash, generated here: unique, and known before the batch.
   const ownerOfKey = sql`(SELECT user_id FROM api_keys WHERE key_hash = ${issued.keyHash})`;
+  const snapshot = async ({ claim, seal }: UserCreationClaim) =>
+    recordClaim(
+      OPERATOR,
+      claim,
+      sql`SELECT p.id, json_object('id', p.id, 'name', p.name, 'email', p.email, 'balanceCents', p.balanceCents,
+                                   'createdAt', p.createdAt, 'sealedApiKey', ${await seal(issued.key)}) AS snapshot
+          FROM (${profileOf(ownerOfKey)}) AS p`,
+    );
   try {
     const { reads } = await writeBatch(d1, {
       writes: [
         sql`INSERT INTO users (name, email, password_hash, balance_cents, created_at, updated_at)
             VALUES (${input.name}, ${input.email}, ${passwordHash}, 0, ${now}, ${now})`,
         insertKeyUnderLimit(sql`last_insert_rowid()`, 'Default key', issued, now),
+        ...(idempotency ? await snapshot(idempotency) : []),
       ],
       reads: [profileOf(ownerOfKey)],
       committed: ([user]) => rowsOf(user).length > 0,

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { columnsOf, rowsOf } from '../db/batch';
+import { columnsOf, rowJson, rowsOf } from '../db/batch';
 import type { Db } from '../db/client';
 import { writeBatch } from '../db/d1';
 import { walletTransactions, type TransactionRow } from '../db/schema';
@@ -8,6 +8,7 @@ import { centsToAmount } from '../lib/money';
 import { pageWindow, type Page } from '../lib/pagination';
 import { isoNow } from '../lib/time';
 import { readAs, type Caller } from './caller';
+import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
 
 export async function getBalanceCents(d1: Db, caller: Caller): Promise<number> {
@@ -26,16 +27,26 @@ export async function listTransactions(d1: Db, caller: Caller, page: Page) {
 }
 
 /** Operator credit or debit (signed cents) as an `adjustment` ledger row; a debit never takes a balance below zero. */
-export async function adjustBalance(d1: Db, userId: number, amountCents: number, description: string): Promise<TransactionRow> {
+export async function adjustBalance(
+  d1: Db,
+  userId: number,
+  amountCents: number,
+  description: string,
+  claim?: IdempotencyClaim,
+): Promise<TransactionRow> {
   const operationId = newOperationId();
+  const adjustment = sql`SELECT id, ${rowJson(walletTransactions)} AS snapshot FROM wallet_transactions WHERE operation_id = ${operationId}`;
   const { reads: [userResult, transactionResult] } = await writeBatch(d1, {
-    writes: walletMovement({
-      userId,
-      type: 'adjustment',
-      operationId,
-      now: isoNow(),
-      source: sql`SELECT ${amountCents} AS amount, ${description} AS description, NULL AS order_id, NULL AS deposit_id`,
-    }),
+    writes: [
+      ...walletMovement({
+        userId,
+        type: 'adjustment',
+        operationId,
+        now: isoNow(),
+        source: sql`SELECT ${amountCents} AS amount, ${description} AS description, NULL AS order_id, NULL AS deposit_id`,
+      }),
+      ...(claim ? recordClaim(OPERATOR, claim, adjustment) : []),
+    ],
     reads: [
       sql`SELECT balance_cents AS balanceCents FROM users WHERE id = ${userId}`,
       sql`SELECT ${columnsOf(walletTransactions)} FROM wallet_transactions WHERE operation_id = ${operationId}`,

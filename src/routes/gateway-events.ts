@@ -1,0 +1,65 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import type { GatewayEventRow } from '../db/schema';
+import { centsToAmount } from '../lib/money';
+import { createRouter, errorResponses, ID_TEXT, jsonResponse, MAX_PATH_ID } from './openapi';
+import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
+import { listGatewayEvents } from '../services/gateway-events';
+import { GATEWAYS, WEBHOOK_STATUSES } from '../services/gateways';
+
+// The operator's view of the inbound gateway event log (mounted under /admin, so behind the admin token).
+
+const GatewayEventsQuery = PaginationQuery.extend({
+  gateway: z.enum(GATEWAYS, `gateway must be one of ${GATEWAYS.join(', ')}`).optional(),
+  deposit_id: z
+    .string()
+    .regex(ID_TEXT, `deposit_id must be a positive integer, at most ${MAX_PATH_ID}`)
+    .transform(Number)
+    .optional()
+    .openapi({ type: 'integer', minimum: 1, maximum: MAX_PATH_ID }),
+});
+
+const GatewayEvent = z
+  .object({
+    id: z.number().int(),
+    gateway: z.enum(GATEWAYS),
+    deposit_id: z.number().int(),
+    status: z.enum(WEBHOOK_STATUSES),
+    amount: z.number().openapi({ example: 50, description: 'USD as the gateway reported it, at most 2 decimals' }),
+    transaction_id: z.string(),
+    outcome: z.enum(['credited', 'closed', 'duplicate', 'amount_mismatch']).openapi({
+      description:
+        '`credited`: this event credited the wallet; `closed`: it closed a pending deposit; `duplicate`: it changed nothing ' +
+        '(already paid or closed); `amount_mismatch`: paid with an amount other than the deposit\'s, nothing credited',
+    }),
+    received_at: z.string().openapi({ format: 'date-time', example: '2026-11-21T12:00:00.000Z' }),
+  })
+  .openapi('GatewayEvent');
+
+const presentGatewayEvent = (e: GatewayEventRow) => ({
+  id: e.id,
+  gateway: e.gateway as (typeof GATEWAYS)[number],
+  deposit_id: e.depositId,
+  status: e.status,
+  amount: centsToAmount(e.amountCents),
+  transaction_id: e.transactionId,
+  outcome: e.outcome,
+  received_at: e.receivedAt,
+});
+
+export const gatewayEventsRouter = createRouter().openapi(
+  createRoute({
+    method: 'get',
+    path: '/',
+    operationId: 'listGatewayEvents',
+    tags: ['Admin'],
+    summary: 'Every verified inbound gateway webhook as received, newest first',
+    security: [{ AdminBearer: [] }],
+    request: { query: GatewayEventsQuery },
+    responses: { 200: jsonResponse(pagedEnvelope(GatewayEvent), 'A page of gateway events'), ...errorResponses(401, 422) },
+  }),
+  async (c) => {
+    const { gateway, deposit_id: depositId, ...page } = c.req.valid('query');
+    const { rows, total } = await listGatewayEvents(c.var.db, { gateway, depositId }, page);
+    return c.json(paged(rows.map(presentGatewayEvent), page, total), 200);
+  },
+);

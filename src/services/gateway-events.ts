@@ -1,0 +1,70 @@
+import { sql, type SQL } from 'drizzle-orm';
+import { columnsOf, rowsOf, runBatch } from '../db/batch';
+import type { Db } from '../db/client';
+import { writeBatch } from '../db/d1';
+import { gatewayEvents, type GatewayEventRow } from '../db/schema';
+import { randomBase62 } from '../lib/crypto';
+import { pageWindow, type Page } from '../lib/pagination';
+import { isoNow } from '../lib/time';
+import type { GatewayEvent, GatewayName } from './gateways';
+
+// The inbound gateway event log: every verified webhook as received, so the operator can reconcile what the
+// gateways said with what the wallet did, including payments that arrived with the wrong amount.
+
+/** A verified webhook about to be applied, with the reference its log row will carry (generated before the batch). */
+export interface ReceivedEvent {
+  reference: string;
+  gateway: GatewayName;
+  event: GatewayEvent;
+  receivedAt: string;
+}
+
+export const receiveEvent = (gateway: GatewayName, event: GatewayEvent): ReceivedEvent => ({
+  reference: `gwe_${randomBase62(24)}`,
+  gateway,
+  event,
+  receivedAt: isoNow(),
+});
+
+/**
+ * The log row of a received event, for the batch of its effect. `outcome` is SQL evaluated in that batch
+ * (`credited`, `closed`, `duplicate` or `amount_mismatch`), so it says what the batch really did.
+ */
+export function logEvent({ reference, gateway, event, receivedAt }: ReceivedEvent, outcome: SQL): SQL {
+  return sql`
+    INSERT INTO gateway_events (reference, gateway, deposit_id, status, amount_cents, transaction_id, outcome, received_at)
+    VALUES (${reference}, ${gateway}, ${event.depositId}, ${event.status}, ${event.amountCents}, ${event.transactionId}, ${outcome},
+            ${receivedAt})`;
+}
+
+/** The log row of a received event, once its batch committed: how a fault that hid the outcome is settled. */
+export const loggedEvent = ({ reference }: ReceivedEvent) => sql`SELECT outcome FROM gateway_events WHERE reference = ${reference}`;
+
+/** A paid event whose amount is not the deposit's: nothing is credited, but the payment is on record. */
+export async function logAmountMismatch(d1: Db, received: ReceivedEvent): Promise<void> {
+  await writeBatch(d1, {
+    writes: [logEvent(received, sql`'amount_mismatch'`)],
+    reads: [loggedEvent(received)],
+    committed: ([row]) => rowsOf(row).length > 0,
+  });
+}
+
+export interface GatewayEventFilters {
+  gateway?: GatewayName;
+  depositId?: number;
+}
+
+/** The log, newest first, optionally for one gateway and/or one deposit. */
+export async function listGatewayEvents(d1: Db, filters: GatewayEventFilters, page: Page) {
+  const { limit, offset } = pageWindow(page);
+  const conditions = [
+    ...(filters.gateway === undefined ? [] : [sql`gateway = ${filters.gateway}`]),
+    ...(filters.depositId === undefined ? [] : [sql`deposit_id = ${filters.depositId}`]),
+  ];
+  const where = conditions.length === 0 ? sql`` : sql`WHERE ${sql.join(conditions, sql` AND `)}`;
+  const [rows, total] = await runBatch(d1, [
+    sql`SELECT ${columnsOf(gatewayEvents)} FROM gateway_events ${where} ORDER BY received_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
+    sql`SELECT count(*) AS total FROM gateway_events ${where}`,
+  ]);
+  return { rows: rowsOf<GatewayEventRow>(rows), total: rowsOf<{ total: number }>(total)[0].total };
+}
