@@ -18,6 +18,9 @@ export default defineConfig({
           ORDER_HOLD_HOURS: '24',
           DEPOSIT_TTL_MINUTES: '60',
           STOCK_CACHE_SECONDS: '10',
+          ALLOW_LOCAL_WEBHOOK_URLS: 'true',
+          WEBHOOK_RETRY_BASE_SECONDS: '60',
+          WEBHOOK_MAX_ATTEMPTS: '10',
           // One log line per request would bury test output; test/logging.test.ts turns it on.
           LOG_REQUESTS: 'false',
         },

@@ -4,6 +4,7 @@ import { envelope, ok } from '../lib/envelope';
 import { fieldError } from '../lib/errors';
 import { centsToAmount } from '../lib/money';
 import { createRouter, errorResponses, IdParams, jsonBody, jsonResponse } from '../lib/openapi';
+import { publishAfterResponse } from '../middleware/publish-events';
 import { purgeStock } from '../middleware/stock-cache';
 import { usdAmount } from '../lib/validation';
 import { addStock, createProduct, MAX_ITEMS_PER_UPLOAD, normaliseItems, updateProduct } from '../services/products';
@@ -126,7 +127,7 @@ export const adminRouter = createRouter()
     }),
     async (c) => {
       const { amount, description } = c.req.valid('json');
-      const transaction = await adjustBalance(c.var.db, c.req.valid('param').id, amount, description);
+      const transaction = await adjustBalance(c.var.db, c.req.valid('param').id, amount, description, publishAfterResponse(c));
       return c.json(ok(presentTransaction(transaction), 'Balance adjusted.'), 201);
     },
   )
@@ -209,7 +210,7 @@ export const adminRouter = createRouter()
       responses: { 200: jsonResponse(envelope(DepositStatus), 'The deposit, paid'), ...errorResponses(401, 404, 422) },
     }),
     async (c) => {
-      const { deposit, credited } = await markDepositPaid(c.var.db, c.req.valid('param').id);
+      const { deposit, credited } = await markDepositPaid(c.var.db, c.req.valid('param').id, publishAfterResponse(c));
       return c.json(ok(presentDepositStatus(deposit), credited ? 'Deposit credited to the wallet.' : 'Deposit was already paid.'), 200);
     },
   );

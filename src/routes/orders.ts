@@ -3,6 +3,7 @@ import { envelope, ok } from '../lib/envelope';
 import { centsToAmount } from '../lib/money';
 import type { OrderRow } from '../db/schema';
 import { idempotent } from '../middleware/idempotency';
+import { publishAfterResponse } from '../middleware/publish-events';
 import { purgeStock } from '../middleware/stock-cache';
 import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
@@ -64,7 +65,7 @@ export const ordersRouter = createRouter()
         c,
         body,
         async (claim) => {
-          const order = await purchase(c.var.db, c.var.caller, body.product_id, body.quantity, claim);
+          const order = await purchase(c.var.db, c.var.caller, body.product_id, body.quantity, claim, publishAfterResponse(c));
           await purgeStock(c, [body.product_id]);
           return placed(order);
         },
@@ -111,7 +112,7 @@ export const ordersRouter = createRouter()
         c,
         { order_id: id },
         async (claim) => {
-          const { order } = await cancelOrder(c.var.db, c.var.caller, id, claim);
+          const { order } = await cancelOrder(c.var.db, c.var.caller, id, claim, publishAfterResponse(c));
           await purgeStock(c, [order.productId]);
           return cancelled(order);
         },

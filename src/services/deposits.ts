@@ -19,6 +19,7 @@ import {
   type GatewayName,
 } from './gateways';
 import { readAs, writeAs, type Caller } from './caller';
+import { eventIdsOf, eventsForRows, newEvent, recordEvent, type Publish } from './events';
 import { recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
 
@@ -89,9 +90,16 @@ export async function getDeposit(d1: Db, caller: Caller, depositId: number): Pro
  * deposit marked paid. A replay finds it paid and changes nothing. A payment for an expired deposit is still credited
  * (the money arrived) and its ledger description says so.
  */
-export async function creditDeposit(d1: Db, deposit: DepositRow, transactionId: string): Promise<{ deposit: DepositRow; credited: boolean }> {
+export async function creditDeposit(
+  d1: Db,
+  deposit: DepositRow,
+  transactionId: string,
+  publish?: Publish,
+): Promise<{ deposit: DepositRow; credited: boolean }> {
   const now = isoNow();
   const operationId = newOperationId();
+  const creditWritten = sql`EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId})`;
+  const event = newEvent('deposit.paid', now);
   const [read, credit] = (
     await writeBatch(d1, {
       writes: [
@@ -110,24 +118,31 @@ export async function creditDeposit(d1: Db, deposit: DepositRow, transactionId: 
               AND NOT EXISTS (SELECT 1 FROM wallet_transactions t WHERE t.deposit_id = d.id AND t.type = 'deposit')`,
         }),
         sql`UPDATE deposits SET status = 'paid', paid_at = ${now}, transaction_id = ${transactionId}, updated_at = ${now}
-            WHERE id = ${deposit.id} AND EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId})`,
+            WHERE id = ${deposit.id} AND ${creditWritten}`,
+        recordEvent(event, deposits, sql`id = ${deposit.id} AND ${creditWritten}`),
       ],
       reads: [sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE id = ${deposit.id}`, sql`SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId}`],
       // Paid by this batch or by another one: either way the credit exists once and a re-run would change nothing.
       committed: ([row]) => rowsOf<DepositRow>(row)[0]?.status === 'paid',
     })
   ).reads;
+  if (rowsOf(credit).length > 0) publish?.([event.id]);
   return { deposit: rowsOf<DepositRow>(read)[0], credited: rowsOf(credit).length > 0 };
 }
 
 /** A gateway's failed/expired verdict closes a pending deposit without credit; a paid one is never reopened. */
-async function closeDeposit(d1: Db, deposit: DepositRow, status: 'failed' | 'expired'): Promise<DepositRow> {
+async function closeDeposit(d1: Db, deposit: DepositRow, status: 'failed' | 'expired', publish?: Publish): Promise<DepositRow> {
   const now = isoNow();
+  const event = newEvent(`deposit.${status}`, now);
   const { reads } = await writeBatch(d1, {
-    writes: [sql`UPDATE deposits SET status = ${status}, updated_at = ${now} WHERE id = ${deposit.id} AND status = 'pending'`],
-    reads: [sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE id = ${deposit.id}`],
+    writes: [
+      sql`UPDATE deposits SET status = ${status}, updated_at = ${now} WHERE id = ${deposit.id} AND status = 'pending'`,
+      recordEvent(event, deposits, sql`id = ${deposit.id} AND status = ${status} AND updated_at = ${now}`),
+    ],
+    reads: [sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE id = ${deposit.id}`, sql`SELECT id FROM events WHERE id = ${event.id}`],
     committed: ([row]) => rowsOf<DepositRow>(row)[0]?.status !== 'pending',
   });
+  publish?.(eventIdsOf(reads[1]));
   return rowsOf<DepositRow>(reads[0])[0];
 }
 
@@ -138,27 +153,36 @@ export async function findDeposit(d1: Db, depositId: number): Promise<DepositRow
 }
 
 /** Apply a verified gateway event. A gateway only ever acts on its own deposits. */
-export async function applyGatewayEvent(d1: Db, gateway: GatewayName, event: GatewayEvent) {
+export async function applyGatewayEvent(d1: Db, gateway: GatewayName, event: GatewayEvent, publish?: Publish) {
   const deposit = await findDeposit(d1, event.depositId);
   if (deposit.gateway !== gateway) throw notFound('Deposit');
-  if (event.status !== 'paid') return { deposit: await closeDeposit(d1, deposit, event.status), credited: false };
+  if (event.status !== 'paid') return { deposit: await closeDeposit(d1, deposit, event.status, publish), credited: false };
   // The amount of a deposit never changes, so comparing it outside the batch is safe.
   if (event.amountCents !== deposit.amountCents) {
     throw new ApiError('AMOUNT_MISMATCH', `Paid amount ${formatUsd(event.amountCents)} does not match the deposit amount ${formatUsd(deposit.amountCents)}.`);
   }
-  return creditDeposit(d1, deposit, event.transactionId);
+  return creditDeposit(d1, deposit, event.transactionId, publish);
 }
 
 /** Operator confirmation of a payment seen outside the webhook: the same single credit path. */
-export async function markDepositPaid(d1: Db, depositId: number) {
-  return creditDeposit(d1, await findDeposit(d1, depositId), `manual-${depositId}`);
+export async function markDepositPaid(d1: Db, depositId: number, publish?: Publish) {
+  return creditDeposit(d1, await findDeposit(d1, depositId), `manual-${depositId}`, publish);
 }
 
-/** Scheduled job: pending deposits past `expires_at` become expired, a bounded batch per run. */
-export async function expireDeposits(d1: Db, now: string, limit: number): Promise<number> {
-  const result = await getDb(d1).run(sql`
-    UPDATE deposits SET status = 'expired', updated_at = ${now}
-    WHERE id IN (SELECT id FROM deposits WHERE status = 'pending' AND expires_at <= ${now} ORDER BY expires_at LIMIT ${limit})
-      AND status = 'pending'`);
-  return result.meta.changes;
+/**
+ * Scheduled job: pending deposits past `expires_at` become expired, each with its `deposit.expired` event, a bounded
+ * batch per run. Returns the ids of the events written.
+ */
+export async function expireDeposits(d1: Db, now: string, limit: number): Promise<string[]> {
+  const expired = eventsForRows('deposit.expired', deposits, limit, now);
+  const { reads } = await writeBatch(d1, {
+    writes: [
+      expired.claim(sql`SELECT id, user_id FROM deposits WHERE status = 'pending' AND expires_at <= ${now} ORDER BY expires_at LIMIT ${limit}`),
+      sql`UPDATE deposits SET status = 'expired', updated_at = ${now} WHERE id IN (${expired.objectIds}) AND status = 'pending'`,
+      expired.snapshot,
+    ],
+    reads: [expired.written],
+    committed: ([written]) => rowsOf(written).length > 0,
+  });
+  return eventIdsOf(reads[0]);
 }

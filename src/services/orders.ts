@@ -1,6 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { columnsOf, rowJson, rowsOf } from '../db/batch';
-import { getDb, type Db } from '../db/client';
+import type { Db } from '../db/client';
+import { writeBatch } from '../db/d1';
 import { orders, type OrderRow } from '../db/schema';
 import { randomBase62 } from '../lib/crypto';
 import { ApiError, notFound } from '../lib/errors';
@@ -8,6 +9,7 @@ import { centsToAmount } from '../lib/money';
 import { pageWindow, type Page } from '../lib/pagination';
 import { isoNow } from '../lib/time';
 import { readAs, writeAs, type Caller } from './caller';
+import { eventIdsOf, eventsForRows, newEvent, recordEvent, type Publish } from './events';
 import { recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
 
@@ -37,9 +39,17 @@ interface PurchaseState {
  * generated here, so the debit, the claimed items, the ledger row and the stock_count decrement all happen or none do.
  * The batch ends with reads: the order and its items, or, when nothing was created, the state that says why.
  */
-export async function purchase(d1: Db, caller: Caller, productId: number, quantity: number, claim?: IdempotencyClaim): Promise<OrderWithItems> {
+export async function purchase(
+  d1: Db,
+  caller: Caller,
+  productId: number,
+  quantity: number,
+  claim?: IdempotencyClaim,
+  publish?: Publish,
+): Promise<OrderWithItems> {
   const now = isoNow();
   const orderNumber = newOrderNumber(now);
+  const event = newEvent('order.created', now);
   const orderExists = sql`EXISTS (SELECT 1 FROM orders WHERE order_number = ${orderNumber})`;
   const orderId = sql`(SELECT id FROM orders WHERE order_number = ${orderNumber})`;
 
@@ -70,6 +80,7 @@ export async function purchase(d1: Db, caller: Caller, productId: number, quanti
       // Backstop: quantity is re-derived from the items actually claimed; a short claim violates the orders CHECK and
       // rolls the whole batch back.
       sql`UPDATE orders SET quantity = (SELECT count(*) FROM stock_items WHERE order_id = orders.id) WHERE order_number = ${orderNumber}`,
+      recordEvent(event, orders, sql`order_number = ${orderNumber}`),
       ...(claim ? recordClaim(caller, claim, sql`SELECT id, ${rowJson(orders)} AS snapshot FROM orders WHERE order_number = ${orderNumber}`) : []),
     ],
     reads: [
@@ -81,7 +92,10 @@ export async function purchase(d1: Db, caller: Caller, productId: number, quanti
     committed: ([order]) => rowsOf(order).length > 0,
   });
   const [order] = rowsOf<OrderRow>(orderResult);
-  if (order) return { order, stockItems: contentsOf(itemsResult) };
+  if (order) {
+    publish?.([event.id]);
+    return { order, stockItems: contentsOf(itemsResult) };
+  }
   throw purchaseRefusal(rowsOf<PurchaseState>(stateResult)[0], quantity);
 }
 
@@ -116,9 +130,16 @@ function purchaseRefusal(state: PurchaseState | undefined, quantity: number): Ap
  * (at most one per order), credits the wallet and revokes the delivered items (they were disclosed: never resold).
  * The refund's operation id, generated here, says whether this very request cancelled the order.
  */
-export async function cancelOrder(d1: Db, caller: Caller, orderId: number, claim?: IdempotencyClaim): Promise<{ order: OrderRow; refundedCents: number }> {
+export async function cancelOrder(
+  d1: Db,
+  caller: Caller,
+  orderId: number,
+  claim?: IdempotencyClaim,
+  publish?: Publish,
+): Promise<{ order: OrderRow; refundedCents: number }> {
   const now = isoNow();
   const operationId = newOperationId();
+  const event = newEvent('order.cancelled', now);
   const refunded = sql`EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId})`;
   const [orderResult, refundResult] = await writeAs(d1, caller, {
     writes: [
@@ -135,6 +156,7 @@ export async function cancelOrder(d1: Db, caller: Caller, orderId: number, claim
             AND NOT EXISTS (SELECT 1 FROM wallet_transactions t WHERE t.order_id = o.id AND t.type = 'refund')`,
       }),
       sql`UPDATE stock_items SET status = 'revoked' WHERE order_id = ${orderId} AND status = 'sold' AND ${refunded}`,
+      recordEvent(event, orders, sql`id = ${orderId} AND ${refunded}`),
       ...(claim
         ? recordClaim(caller, claim, sql`SELECT id, ${rowJson(orders)} AS snapshot FROM orders WHERE id = ${orderId} AND ${refunded}`)
         : []),
@@ -150,6 +172,7 @@ export async function cancelOrder(d1: Db, caller: Caller, orderId: number, claim
   if (rowsOf(refundResult).length === 0) {
     throw new ApiError('ORDER_NOT_CANCELLABLE', `Order ${order.orderNumber} is ${order.status} and cannot be cancelled.`);
   }
+  publish?.([event.id]);
   return { order, refundedCents: order.totalAmountCents };
 }
 
@@ -178,12 +201,21 @@ export const purchaseReplay = {
   load: (snapshot: unknown, [items]: D1Result[]): OrderWithItems => ({ order: snapshot as OrderRow, stockItems: contentsOf(items) }),
 };
 
-/** Scheduled job: pending orders older than the hold period complete (and can no longer be cancelled). */
-export async function completeHeldOrders(d1: Db, now: string, holdHours: number, limit: number): Promise<number> {
+/**
+ * Scheduled job: pending orders older than the hold period complete (and can no longer be cancelled), each with its
+ * `order.completed` event, in one batch. Returns the ids of the events written.
+ */
+export async function completeHeldOrders(d1: Db, now: string, holdHours: number, limit: number): Promise<string[]> {
   const cutoff = new Date(Date.parse(now) - holdHours * 3_600_000).toISOString();
-  const result = await getDb(d1).run(sql`
-    UPDATE orders SET status = 'completed', updated_at = ${now}
-    WHERE id IN (SELECT id FROM orders WHERE status = 'pending' AND created_at <= ${cutoff} ORDER BY created_at LIMIT ${limit})
-      AND status = 'pending'`);
-  return result.meta.changes;
+  const completed = eventsForRows('order.completed', orders, limit, now);
+  const { reads } = await writeBatch(d1, {
+    writes: [
+      completed.claim(sql`SELECT id, user_id FROM orders WHERE status = 'pending' AND created_at <= ${cutoff} ORDER BY created_at LIMIT ${limit}`),
+      sql`UPDATE orders SET status = 'completed', updated_at = ${now} WHERE id IN (${completed.objectIds}) AND status = 'pending'`,
+      completed.snapshot,
+    ],
+    reads: [completed.written],
+    committed: ([written]) => rowsOf(written).length > 0,
+  });
+  return eventIdsOf(reads[0]);
 }

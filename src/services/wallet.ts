@@ -8,6 +8,7 @@ import { centsToAmount } from '../lib/money';
 import { pageWindow, type Page } from '../lib/pagination';
 import { isoNow } from '../lib/time';
 import { readAs, type Caller } from './caller';
+import { newEvent, recordEvent, type Publish } from './events';
 import { newOperationId, walletMovement } from './ledger';
 
 export async function getBalanceCents(d1: Db, caller: Caller): Promise<number> {
@@ -26,16 +27,21 @@ export async function listTransactions(d1: Db, caller: Caller, page: Page) {
 }
 
 /** Operator credit or debit (signed cents) as an `adjustment` ledger row; a debit never takes a balance below zero. */
-export async function adjustBalance(d1: Db, userId: number, amountCents: number, description: string): Promise<TransactionRow> {
+export async function adjustBalance(d1: Db, userId: number, amountCents: number, description: string, publish?: Publish): Promise<TransactionRow> {
   const operationId = newOperationId();
+  const now = isoNow();
+  const event = newEvent('balance.adjusted', now);
   const { reads: [userResult, transactionResult] } = await writeBatch(d1, {
-    writes: walletMovement({
-      userId,
-      type: 'adjustment',
-      operationId,
-      now: isoNow(),
-      source: sql`SELECT ${amountCents} AS amount, ${description} AS description, NULL AS order_id, NULL AS deposit_id`,
-    }),
+    writes: [
+      ...walletMovement({
+        userId,
+        type: 'adjustment',
+        operationId,
+        now,
+        source: sql`SELECT ${amountCents} AS amount, ${description} AS description, NULL AS order_id, NULL AS deposit_id`,
+      }),
+      recordEvent(event, walletTransactions, sql`operation_id = ${operationId}`),
+    ],
     reads: [
       sql`SELECT balance_cents AS balanceCents FROM users WHERE id = ${userId}`,
       sql`SELECT ${columnsOf(walletTransactions)} FROM wallet_transactions WHERE operation_id = ${operationId}`,
@@ -52,5 +58,6 @@ export async function adjustBalance(d1: Db, userId: number, amountCents: number,
       balance: centsToAmount(user.balanceCents),
     });
   }
+  publish?.([event.id]);
   return transaction;
 }
