@@ -17,6 +17,6 @@ export default {
   async queue(batch, env) {
     const context = { d1: resilient(env.DB), config: readConfig(env), deadLetters: env.WEBHOOK_DLQ, render: presentEvent };
     const report = await deliverWebhooks(batch, context);
-    console.log(JSON.stringify({ level: 'info', msg: 'webhook deliveries', queue: batch.queue, ...report }));
+    if (env.LOG_REQUESTS !== 'false') console.log(JSON.stringify({ level: 'info', msg: 'webhook deliveries', queue: batch.queue, ...report }));
   },
 } satisfies ExportedHandler<Bindings>;
