@@ -1,7 +1,7 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from 'cloudflare:test';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { verifyWebhook, WebhookSignatureError } from '../src/client';
-import worker from '../src/index';
+import entry from '../src/index';
 import { runScheduledJobs } from '../src/services/jobs';
 import { enqueueEvents } from '../src/services/outbox';
 import type { DeliveryMessage } from '../src/services/webhook-delivery';
@@ -57,6 +57,9 @@ const failing = (status = 500) => receiver(() => new Response('nope', { status }
 /** Never answers: the delivery's own timeout ends the request. */
 const hanging = () =>
   receiver((_request, signal) => new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(signal.reason))));
+
+/** The worker's exports as the runtime sees them (its `queue()` takes the execution context too). */
+const worker = entry as ExportedHandler<Cloudflare.Env>;
 
 const requestsTo = (url: string) => received.filter((r) => r.host === new URL(url).host);
 
@@ -263,7 +266,7 @@ describe('messages that no longer apply are dropped', () => {
   it('an unknown event, another user\'s endpoint or a malformed message is acknowledged without a request', async () => {
     const { event, endpoints: [endpoint] } = await eventThenEndpoints(receiver());
     const { endpoints: [foreign] } = await eventThenEndpoints(receiver());
-    const batch = createMessageBatch('stock-wallet-webhooks', [
+    const batch = createMessageBatch<unknown>('stock-wallet-webhooks', [
       { id: 'unknown-event', timestamp: new Date(), attempts: 1, body: { event_id: 'evt_000000000000000000000000', endpoint_id: endpoint.id } },
       { id: 'foreign-endpoint', timestamp: new Date(), attempts: 1, body: { event_id: event.id, endpoint_id: foreign.id } },
       { id: 'malformed', timestamp: new Date(), attempts: 1, body: 'not a delivery' },
