@@ -11,7 +11,7 @@ declare module 'vitest' {
 let server: DevServer | undefined;
 
 export async function setup(project: TestProject) {
-  server = await startDevServer(8797);
+  server = await startDevServer(Number(process.env.E2E_PORT ?? 8797));
   project.provide('devServer', { origin: server.origin, api: server.api, adminToken: server.adminToken });
 }
 
