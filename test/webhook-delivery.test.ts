@@ -330,6 +330,39 @@ describe('enqueueing', () => {
     expect(sent).toHaveLength(2);
   });
 
+  it('an event no endpoint is subscribed to never enters the outbox', async () => {
+    const user = await newUser({ balance: 5 });
+    await addEndpoint(user, receiver(), ['deposit.paid']);
+    // Another user's endpoint takes everything: it must not count for this user.
+    await addEndpoint(await newUser(), receiver());
+    const product = await newProduct({ stock: 1 });
+    const bought = await buy(user, product.id);
+    const [event] = (await call('/events?type=order.created', { key: user.key })).json.data;
+    const row = await env.DB.prepare('SELECT created_at, enqueued_at FROM events WHERE id = ?').bind(event.id).first<{ created_at: string; enqueued_at: string | null }>();
+    // Marked in the purchase's own batch, not by a later enqueue.
+    expect(row).toEqual({ created_at: bought.json.data.created_at, enqueued_at: bought.json.data.created_at });
+    const { sent, queue } = recordingQueue();
+    await enqueueEvents(env.DB, queue, [event.id]);
+    expect(sent).toEqual([]);
+  });
+
+  it('a scheduled run enqueues the events it writes (order.completed) itself', async () => {
+    const user = await newUser({ balance: 5 });
+    const product = await newProduct({ stock: 1 });
+    const orderId = (await buy(user, product.id)).json.data.id;
+    const endpoint = await addEndpoint(user, receiver(), ['order.completed']);
+    const dayAgo = new Date(Date.now() - 25 * 3_600_000).toISOString();
+    await env.DB.prepare('UPDATE orders SET created_at = ? WHERE id = ?').bind(dayAgo, orderId).run();
+    await env.DB.prepare('UPDATE webhook_endpoints SET created_at = ? WHERE id = ?').bind(dayAgo, endpoint.id).run();
+
+    const { sent, queue } = recordingQueue();
+    const report = await runScheduledJobs({ ...env, WEBHOOK_QUEUE: queue });
+    const [completed] = (await call('/events?type=order.completed', { key: user.key })).json.data;
+    expect(completed.data.object).toMatchObject({ id: orderId, status: 'completed' });
+    expect(sent.filter((m) => m.endpoint_id === endpoint.id)).toEqual([{ event_id: completed.id, endpoint_id: endpoint.id }]);
+    expect(report.enqueuedEvents).toBeGreaterThanOrEqual(1);
+  });
+
   it('the scheduled sweep enqueues events whose enqueue was lost, leaving the youngest to their own request', async () => {
     const user = await newUser();
     const endpoint = await addEndpoint(user, receiver());

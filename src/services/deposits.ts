@@ -19,7 +19,7 @@ import {
   type GatewayName,
 } from './gateways';
 import { readAs, writeAs, type Caller } from './caller';
-import { eventIdsOf, eventsForRows, newEvent, recordEvent, type Publish } from './events';
+import { changeRowsWithEvents, eventIdsOf, newEvent, recordEvent, type Publish } from './events';
 import { recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
 
@@ -171,18 +171,15 @@ export async function markDepositPaid(d1: Db, depositId: number, publish?: Publi
 
 /**
  * Scheduled job: pending deposits past `expires_at` become expired, each with its `deposit.expired` event, a bounded
- * batch per run. Returns the ids of the events written.
+ * batch per run.
  */
-export async function expireDeposits(d1: Db, now: string, limit: number): Promise<string[]> {
-  const expired = eventsForRows('deposit.expired', deposits, limit, now);
-  const { reads } = await writeBatch(d1, {
-    writes: [
-      expired.claim(sql`SELECT id, user_id FROM deposits WHERE status = 'pending' AND expires_at <= ${now} ORDER BY expires_at LIMIT ${limit}`),
-      sql`UPDATE deposits SET status = 'expired', updated_at = ${now} WHERE id IN (${expired.objectIds}) AND status = 'pending'`,
-      expired.snapshot,
-    ],
-    reads: [expired.written],
-    committed: ([written]) => rowsOf(written).length > 0,
+export async function expireDeposits(d1: Db, now: string, limit: number): Promise<number> {
+  return changeRowsWithEvents(d1, {
+    type: 'deposit.expired',
+    table: deposits,
+    candidates: sql`SELECT * FROM deposits WHERE status = 'pending' AND expires_at <= ${now} ORDER BY expires_at LIMIT ${limit}`,
+    set: { status: 'expired', updatedAt: now },
+    limit,
+    now,
   });
-  return eventIdsOf(reads[0]);
 }

@@ -1,7 +1,8 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { getTableColumns, sql, type SQL } from 'drizzle-orm';
 import { getTableConfig, type SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { columnsOf, rowJson, rowsOf } from '../db/batch';
 import type { Db } from '../db/client';
+import { writeBatch } from '../db/d1';
 import { events, webhookDeliveries, type DeliveryRow, type EventRow, type EventType } from '../db/schema';
 import { randomBase62 } from '../lib/crypto';
 import { notFound } from '../lib/errors';
@@ -30,6 +31,17 @@ export const newEvent = (type: EventType, now: string): NewEvent => ({ id: newEv
 
 const tableOf = (table: SQLiteTable) => sql.identifier(getTableConfig(table).name);
 
+/** Whether endpoint `w` (an alias of webhook_endpoints) is subscribed to events of `type` (SQL). */
+export const subscribed = (type: SQL) => sql`EXISTS (SELECT 1 FROM json_each(w.events) WHERE value IN ('*', ${type}))`;
+
+/**
+ * An event enters the outbox (`enqueued_at` NULL) only when its user has an endpoint subscribed to it; any other
+ * event is born delivered, so a shop whose users have no endpoints does no delivery work at all.
+ */
+const outboxState = (userId: SQL, type: EventType, now: string) => sql`
+  CASE WHEN EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.user_id = ${userId} AND w.deleted_at IS NULL AND ${subscribed(sql`${type}`)})
+  THEN NULL ELSE ${now} END`;
+
 /**
  * The statement that writes one event in the batch of the change it reports. The row of `table` matching `where`
  * (written against the table's own columns) becomes the event's snapshot as it is at this point of the batch, so the
@@ -39,30 +51,49 @@ const tableOf = (table: SQLiteTable) => sql.identifier(getTableConfig(table).nam
 export function recordEvent(event: NewEvent, table: SQLiteTable, where: SQL): SQL {
   const name = tableOf(table);
   return sql`
-    INSERT INTO events (id, user_id, type, object_id, snapshot, created_at)
-    SELECT ${event.id}, user_id, ${event.type}, id, ${rowJson(table)}, ${event.now} FROM ${name}
+    INSERT INTO events (id, user_id, type, object_id, snapshot, created_at, enqueued_at)
+    SELECT ${event.id}, user_id, ${event.type}, id, ${rowJson(table)}, ${event.now}, ${outboxState(sql`${name}.user_id`, event.type, event.now)}
+    FROM ${name}
     WHERE ${where} AND NOT EXISTS (SELECT 1 FROM events e WHERE e.type = ${event.type} AND e.object_id = ${name}.id)`;
 }
 
+export interface RowsChange<T extends SQLiteTable> {
+  type: EventType;
+  table: T;
+  /** Selects whole rows (`SELECT *`) of the rows to change, at most `limit` of them. */
+  candidates: SQL;
+  /** The new values, by the table's field names: the UPDATE's SET and the snapshots come from this one map. */
+  set: Partial<T['$inferSelect']>;
+  limit: number;
+  now: string;
+}
+
 /**
- * Events of a set-based change (a scheduled job), one per row, as three statements of the change's batch: `claim`
- * writes an event for each candidate row (ids from a pool generated before the batch), the change is keyed on
- * `objectIds` (the rows claimed), then `snapshot` stores each row as the change left it. `written` reads the ids.
+ * A set-based change (a scheduled job) with one event per row, in one batch of three statements: an event for each
+ * candidate row (ids from a pool generated before the batch, the snapshot the row as `set` leaves it), the change of
+ * exactly the rows so claimed, and a read of how many there were. Returns that count.
  */
-export function eventsForRows(type: EventType, table: SQLiteTable, size: number, now: string) {
-  const pool = JSON.stringify(Array.from({ length: size }, newEventId));
+export async function changeRowsWithEvents<T extends SQLiteTable>(d1: Db, { type, table, candidates, set, limit, now }: RowsChange<T>): Promise<number> {
+  const pool = JSON.stringify(Array.from({ length: limit }, newEventId));
   const inPool = sql`id IN (SELECT value FROM json_each(${pool}))`;
-  const name = tableOf(table);
-  return {
-    /** `candidates` selects `id` and `user_id` of the rows to change, at most `size` of them. */
-    claim: (candidates: SQL) => sql`
-      INSERT INTO events (id, user_id, type, object_id, snapshot, created_at)
-      SELECT json_extract(${pool}, '$[' || (row_number() OVER () - 1) || ']'), c.user_id, ${type}, c.id, '{}', ${now}
-      FROM (SELECT * FROM (${candidates}) LIMIT ${size}) AS c`,
-    objectIds: sql`SELECT object_id FROM events WHERE ${inPool}`,
-    snapshot: sql`UPDATE events SET snapshot = (SELECT ${rowJson(table)} FROM ${name} WHERE ${name}.id = events.object_id) WHERE ${inPool}`,
-    written: sql`SELECT id FROM events WHERE ${inPool}`,
-  };
+  const columns = getTableColumns(table);
+  const changes = Object.entries(set).map(([field, value]) => ({ field, column: sql.identifier(columns[field].name), value }));
+  const snapshot = sql`json_set(${rowJson(table, 'c')}, ${sql.join(changes.map((c) => sql`${`$.${c.field}`}, ${c.value}`), sql`, `)})`;
+  const { reads } = await writeBatch(d1, {
+    writes: [
+      // Both sides materialized, so the join on the pool index is indexed (a plain join of the two scans n²).
+      sql`WITH c AS MATERIALIZED (SELECT *, row_number() OVER () - 1 AS pool_index FROM (SELECT * FROM (${candidates}) LIMIT ${limit})),
+               p AS MATERIALIZED (SELECT key, value FROM json_each(${pool}))
+          INSERT INTO events (id, user_id, type, object_id, snapshot, created_at, enqueued_at)
+          SELECT p.value, c.user_id, ${type}, c.id, ${snapshot}, ${now}, ${outboxState(sql`c.user_id`, type, now)}
+          FROM c JOIN p ON p.key = c.pool_index`,
+      sql`UPDATE ${tableOf(table)} SET ${sql.join(changes.map((c) => sql`${c.column} = ${c.value}`), sql`, `)}
+          WHERE id IN (SELECT object_id FROM events WHERE ${inPool})`,
+    ],
+    reads: [sql`SELECT count(*) AS changed FROM events WHERE ${inPool}`],
+    committed: ([result]) => rowsOf<{ changed: number }>(result)[0].changed > 0,
+  });
+  return rowsOf<{ changed: number }>(reads[0])[0].changed;
 }
 
 export const eventIdsOf = (result: D1Result | undefined) => rowsOf<{ id: string }>(result).map((row) => row.id);

@@ -1,7 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { columnsOf, rowJson, rowsOf } from '../db/batch';
 import type { Db } from '../db/client';
-import { writeBatch } from '../db/d1';
 import { orders, type OrderRow } from '../db/schema';
 import { randomBase62 } from '../lib/crypto';
 import { ApiError, notFound } from '../lib/errors';
@@ -9,7 +8,7 @@ import { centsToAmount } from '../lib/money';
 import { pageWindow, type Page } from '../lib/pagination';
 import { isoNow } from '../lib/time';
 import { readAs, writeAs, type Caller } from './caller';
-import { eventIdsOf, eventsForRows, newEvent, recordEvent, type Publish } from './events';
+import { changeRowsWithEvents, newEvent, recordEvent, type Publish } from './events';
 import { recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
 
@@ -203,19 +202,16 @@ export const purchaseReplay = {
 
 /**
  * Scheduled job: pending orders older than the hold period complete (and can no longer be cancelled), each with its
- * `order.completed` event, in one batch. Returns the ids of the events written.
+ * `order.completed` event, in one batch.
  */
-export async function completeHeldOrders(d1: Db, now: string, holdHours: number, limit: number): Promise<string[]> {
+export async function completeHeldOrders(d1: Db, now: string, holdHours: number, limit: number): Promise<number> {
   const cutoff = new Date(Date.parse(now) - holdHours * 3_600_000).toISOString();
-  const completed = eventsForRows('order.completed', orders, limit, now);
-  const { reads } = await writeBatch(d1, {
-    writes: [
-      completed.claim(sql`SELECT id, user_id FROM orders WHERE status = 'pending' AND created_at <= ${cutoff} ORDER BY created_at LIMIT ${limit}`),
-      sql`UPDATE orders SET status = 'completed', updated_at = ${now} WHERE id IN (${completed.objectIds}) AND status = 'pending'`,
-      completed.snapshot,
-    ],
-    reads: [completed.written],
-    committed: ([written]) => rowsOf(written).length > 0,
+  return changeRowsWithEvents(d1, {
+    type: 'order.completed',
+    table: orders,
+    candidates: sql`SELECT * FROM orders WHERE status = 'pending' AND created_at <= ${cutoff} ORDER BY created_at LIMIT ${limit}`,
+    set: { status: 'completed', updatedAt: now },
+    limit,
+    now,
   });
-  return eventIdsOf(reads[0]);
 }
