@@ -6,6 +6,7 @@ import { randomBase62 } from '../lib/crypto';
 import { ApiError, fieldError, notFound } from '../lib/errors';
 import { isoNow } from '../lib/time';
 import { readAs, writeAs, type Caller } from './caller';
+import { endOwnedRow } from './owned-rows';
 
 export const MAX_WEBHOOK_ENDPOINTS = 5;
 const LOCAL_HOSTS = ['localhost', '127.0.0.1'];
@@ -69,12 +70,5 @@ export async function listWebhookEndpoints(d1: Db, caller: Caller): Promise<Webh
 
 /** Deleting an endpoint stops its deliveries, pending retries included; its past attempts stay on its events. */
 export async function deleteWebhookEndpoint(d1: Db, caller: Caller, endpointId: number): Promise<void> {
-  const now = isoNow();
-  const [deleted] = await writeAs(d1, caller, {
-    writes: [sql`UPDATE webhook_endpoints SET deleted_at = ${now} WHERE id = ${endpointId} AND user_id = ${caller.userId} AND deleted_at IS NULL`],
-    // The deletion time, generated here, says whether this very request deleted the endpoint.
-    reads: [sql`SELECT id FROM webhook_endpoints WHERE id = ${endpointId} AND deleted_at = ${now}`],
-    committed: ([row]) => rowsOf(row).length > 0,
-  });
-  if (rowsOf(deleted).length === 0) throw notFound('Webhook endpoint');
+  if (!(await endOwnedRow(d1, caller, webhookEndpoints, webhookEndpoints.deletedAt, endpointId))) throw notFound('Webhook endpoint');
 }
