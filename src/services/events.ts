@@ -36,7 +36,7 @@ export const subscribed = (type: SQL) => sql`EXISTS (SELECT 1 FROM json_each(w.e
 
 /**
  * An event enters the outbox (`enqueued_at` NULL) only when its user has an endpoint subscribed to it; any other
- * event is born delivered, so a shop whose users have no endpoints does no delivery work at all.
+ * event is written as already enqueued (nothing to deliver), so users without endpoints cost no delivery work.
  */
 const outboxState = (userId: SQL, type: EventType, now: string) => sql`
   CASE WHEN EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.user_id = ${userId} AND w.deleted_at IS NULL AND ${subscribed(sql`${type}`)})
