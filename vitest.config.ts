@@ -22,6 +22,9 @@ export default defineConfig({
           STOCK_CACHE_SECONDS: '10',
           // Tests that need more cancellations override it per request (`call(..., { env })` in test/helpers.ts).
           MAX_CANCELS_PER_DAY: '5',
+          ALLOW_LOCAL_WEBHOOK_URLS: 'true',
+          WEBHOOK_RETRY_BASE_SECONDS: '60',
+          WEBHOOK_MAX_ATTEMPTS: '10',
           // One log line per request would bury test output; test/logging.test.ts turns it on.
           LOG_REQUESTS: 'false',
         },

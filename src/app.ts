@@ -8,12 +8,14 @@ import { requestLog } from './middleware/request-log';
 import { renderError } from './middleware/render-error';
 import { adminRouter } from './routes/admin';
 import { apiKeysRouter } from './routes/api-keys';
+import { eventsRouter } from './routes/events';
 import { ordersRouter } from './routes/orders';
 import { revokedItemsRouter } from './routes/revoked-items';
 import { stockRouter } from './routes/stock';
 import { userRouter } from './routes/user';
 import { walletRouter } from './routes/wallet';
 import { webhooksRouter } from './routes/webhooks';
+import { webhookEndpointsRouter } from './routes/webhook-endpoints';
 import { createCheckoutRouter } from './routes/checkout';
 import { gatewayEventsRouter } from './routes/gateway-events';
 import { API_PREFIX, registerDocument, registerServiceInfo } from './routes/service';
@@ -43,7 +45,7 @@ export function createApp() {
   app.use(`${API_PREFIX}/*`, d1Session);
   // `/x/*` also matches `/x` itself in Hono, so this covers POST /orders and GET/POST /api-keys too. Registering the
   // bare paths as well ran the middleware twice there: two key lookups and two rate-limit counts per request.
-  for (const path of ['/api-keys', '/user', '/orders', '/wallet']) app.use(`${API_PREFIX}${path}/*`, requireApiKey);
+  for (const path of ['/api-keys', '/user', '/orders', '/wallet', '/events', '/webhook-endpoints']) app.use(`${API_PREFIX}${path}/*`, requireApiKey);
   app.use(`${API_PREFIX}/admin/*`, requireAdmin);
 
   registerServiceInfo(app);
@@ -57,7 +59,9 @@ export function createApp() {
     .route(`${API_PREFIX}/admin`, adminRouter)
     .route(`${API_PREFIX}/admin`, revokedItemsRouter)
     .route(`${API_PREFIX}/admin/gateway-events`, gatewayEventsRouter)
-    .route(`${API_PREFIX}/webhooks`, webhooksRouter);
+    .route(`${API_PREFIX}/webhooks`, webhooksRouter)
+    .route(`${API_PREFIX}/events`, eventsRouter)
+    .route(`${API_PREFIX}/webhook-endpoints`, webhookEndpointsRouter);
   app.route('/pay', createCheckoutRouter((request, env, ctx) => app.fetch(request, env, ctx)));
 
   registerDocument(app);

@@ -1,4 +1,5 @@
 import type { Caller } from './services/caller';
+import type { DeliveryMessage } from './services/webhook-delivery';
 /** Bindings and vars of the worker (wrangler.toml, .dev.vars, `wrangler secret put`). Vars arrive as strings. */
 export interface Bindings {
   DB: D1Database;
@@ -13,6 +14,13 @@ export interface Bindings {
   MAX_CANCELS_PER_DAY?: string;
   DEV_CHECKOUT?: string;
   LOG_REQUESTS?: string;
+  ALLOW_LOCAL_WEBHOOK_URLS?: string;
+  WEBHOOK_RETRY_BASE_SECONDS?: string;
+  WEBHOOK_MAX_ATTEMPTS?: string;
+  /** Outgoing webhook deliveries, one message per event and endpoint (consumed by this worker's `queue()`). */
+  WEBHOOK_QUEUE?: Queue<DeliveryMessage>;
+  /** Deliveries that exhausted their attempts, kept for the operator. */
+  WEBHOOK_DLQ?: Queue<DeliveryMessage>;
   API_KEY_RATE_LIMITER?: RateLimit;
   PUBLIC_RATE_LIMITER?: RateLimit;
 }
@@ -39,6 +47,9 @@ export interface Config {
   stockCacheSeconds: number;
   /** Successful cancellations a buyer may make in any 24 hours; 0 = none. */
   maxCancelsPerDay: number;
+  allowLocalWebhookUrls: boolean;
+  webhookRetryBaseSeconds: number;
+  webhookMaxAttempts: number;
 }
 
 function nonNegativeInt(raw: string | undefined, fallback: number): number {
@@ -60,5 +71,9 @@ export function readConfig(env: Bindings): Config {
     depositTtlMinutes: nonNegativeInt(env.DEPOSIT_TTL_MINUTES, 60) || 60,
     stockCacheSeconds: nonNegativeInt(env.STOCK_CACHE_SECONDS, 10),
     maxCancelsPerDay: nonNegativeInt(env.MAX_CANCELS_PER_DAY, 5),
+    allowLocalWebhookUrls: env.ALLOW_LOCAL_WEBHOOK_URLS === 'true',
+    webhookRetryBaseSeconds: nonNegativeInt(env.WEBHOOK_RETRY_BASE_SECONDS, 60) || 60,
+    // The queue consumer's max_retries (wrangler.toml) is 100: this is the limit that applies.
+    webhookMaxAttempts: Math.min(nonNegativeInt(env.WEBHOOK_MAX_ATTEMPTS, 10) || 10, 100),
   };
 }

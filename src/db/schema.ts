@@ -218,8 +218,72 @@ export const gatewayEvents = sqliteTable(
   ],
 );
 
+export const EVENT_TYPES = [
+  'order.created',
+  'order.cancelled',
+  'order.completed',
+  'deposit.paid',
+  'deposit.failed',
+  'deposit.expired',
+  'balance.adjusted',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export const events = sqliteTable(
+  'events',
+  {
+    seq: integer('seq').primaryKey(),
+    id: text('id').notNull(),
+    userId: integer('user_id').notNull().references(() => users.id),
+    type: text('type', { enum: EVENT_TYPES }).notNull(),
+    objectId: integer('object_id').notNull(),
+    snapshot: text('snapshot').notNull(),
+    createdAt: text('created_at').notNull(),
+    enqueuedAt: text('enqueued_at'),
+  },
+  (t) => [
+    uniqueIndex('events_id_unique').on(t.id),
+    uniqueIndex('events_once_per_object').on(t.type, t.objectId),
+    index('events_user_created').on(t.userId, t.createdAt, t.seq),
+    index('events_created').on(t.createdAt),
+    index('events_outbox').on(t.createdAt).where(sql`enqueued_at IS NULL`),
+  ],
+);
+
+export const webhookEndpoints = sqliteTable(
+  'webhook_endpoints',
+  {
+    id: integer('id').primaryKey(),
+    userId: integer('user_id').notNull().references(() => users.id),
+    url: text('url').notNull(),
+    events: text('events').notNull(),
+    description: text('description'),
+    secret: text('secret').notNull(),
+    createdAt: text('created_at').notNull(),
+    deletedAt: text('deleted_at'),
+  },
+  (t) => [index('webhook_endpoints_user_active').on(t.userId, t.deletedAt)],
+);
+
+export const webhookDeliveries = sqliteTable(
+  'webhook_deliveries',
+  {
+    id: integer('id').primaryKey(),
+    eventId: text('event_id').notNull().references(() => events.id, { onDelete: 'cascade' }),
+    endpointId: integer('endpoint_id').notNull().references(() => webhookEndpoints.id),
+    attempt: integer('attempt').notNull(),
+    statusCode: integer('status_code'),
+    error: text('error'),
+    at: text('at').notNull(),
+  },
+  (t) => [uniqueIndex('webhook_deliveries_attempt_unique').on(t.eventId, t.endpointId, t.attempt)],
+);
+
 export type OrderRow = typeof orders.$inferSelect;
 export type DepositRow = typeof deposits.$inferSelect;
 export type TransactionRow = typeof walletTransactions.$inferSelect;
 export type ProductRow = typeof products.$inferSelect;
 export type GatewayEventRow = typeof gatewayEvents.$inferSelect;
+export type EventRow = typeof events.$inferSelect;
+export type WebhookEndpointRow = typeof webhookEndpoints.$inferSelect;
+export type DeliveryRow = typeof webhookDeliveries.$inferSelect;

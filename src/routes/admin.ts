@@ -8,6 +8,7 @@ import { fieldError } from '../lib/errors';
 import { centsToAmount } from '../lib/money';
 import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse } from './openapi';
 import { idempotent } from '../middleware/idempotency';
+import { publishAfterResponse } from '../middleware/publish-events';
 import { purgeStock } from '../middleware/stock-cache';
 import { trimmedText, usdAmount } from '../lib/validation';
 import { addStock, createProduct, MAX_ITEMS_PER_UPLOAD, normaliseItems, updateProduct, type StockUpload } from '../services/products';
@@ -230,7 +231,7 @@ export const adminRouter = createRouter()
       return idempotent(
         c,
         body,
-        async (claim) => adjusted(await adjustBalance(c.var.db, c.req.valid('param').id, body.amount, body.description, claim)),
+        async (claim) => adjusted(await adjustBalance(c.var.db, c.req.valid('param').id, body.amount, body.description, claim, publishAfterResponse(c))),
         { ...asOperator, render: (snapshot) => adjusted(snapshot as TransactionRow) },
       );
     },
@@ -342,7 +343,7 @@ export const adminRouter = createRouter()
       return idempotent(
         c,
         {},
-        async (claim) => confirmed(await markDepositPaid(c.var.db, c.req.valid('param').id, claim)),
+        async (claim) => confirmed(await markDepositPaid(c.var.db, c.req.valid('param').id, claim, publishAfterResponse(c))),
         { ...asOperator, render: (snapshot) => confirmed(snapshot as CreditSnapshot) },
       );
     },

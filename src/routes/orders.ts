@@ -4,6 +4,7 @@ import { envelope, ok } from '../lib/envelope';
 import { centsToAmount } from '../lib/money';
 import type { OrderRow } from '../db/schema';
 import { idempotent } from '../middleware/idempotency';
+import { publishAfterResponse } from '../middleware/publish-events';
 import { purgeStock } from '../middleware/stock-cache';
 import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse, securedByApiKey } from './openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
@@ -75,7 +76,7 @@ export const ordersRouter = createRouter()
         c,
         body,
         async (claim) => {
-          const order = await purchase(c.var.db, c.var.caller, body.product_id, body.quantity, claim);
+          const order = await purchase(c.var.db, c.var.caller, body.product_id, body.quantity, claim, publishAfterResponse(c));
           await purgeStock(c, [body.product_id]);
           return placed(order);
         },
@@ -129,7 +130,7 @@ export const ordersRouter = createRouter()
         c,
         { order_id: id },
         async (claim) => {
-          const { order } = await cancelOrder(c.var.db, c.var.caller, id, readConfig(c.env), claim);
+          const { order } = await cancelOrder(c.var.db, c.var.caller, id, readConfig(c.env), claim, publishAfterResponse(c));
           await purgeStock(c, [order.productId]);
           return cancelled(order);
         },

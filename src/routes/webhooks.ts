@@ -3,6 +3,7 @@ import { readConfig } from '../env';
 import { envelope, ok } from '../lib/envelope';
 import { notFound } from '../lib/errors';
 import { createRouter, errorResponses, jsonResponse } from './openapi';
+import { publishAfterResponse } from '../middleware/publish-events';
 import { applyGatewayEvent } from '../services/deposits';
 import { GATEWAYS, GenericWebhookBody, getGateway, isGatewayName } from '../services/gateways';
 import { DepositStatus, presentDepositStatus } from './representations';
@@ -34,7 +35,7 @@ export const webhooksRouter = router.openapi(
     if (!isGatewayName(name)) throw notFound('Gateway');
     const gateway = getGateway(name, readConfig(c.env));
     const event = await gateway.parseWebhook(await c.req.text(), c.req.raw.headers, Date.now());
-    const { deposit, credited } = await applyGatewayEvent(c.var.db, name, event);
+    const { deposit, credited } = await applyGatewayEvent(c.var.db, name, event, publishAfterResponse(c));
     return c.json(ok(presentDepositStatus(deposit), credited ? 'Deposit credited to the wallet.' : 'Event applied.'), 200);
   },
 );

@@ -1,10 +1,12 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { rowsOf } from '../db/batch';
 import type { Db } from '../db/client';
+import { apiKeys } from '../db/schema';
 import { randomBase62, sha256Hex } from '../lib/crypto';
 import { ApiError, notFound } from '../lib/errors';
 import { isoNow } from '../lib/time';
 import { readAs, writeAs, type Caller } from './caller';
+import { endOwnedRow } from './owned-rows';
 
 export const MAX_ACTIVE_KEYS = 5;
 const KEY_PREFIX = 'sk_live_';
@@ -76,14 +78,7 @@ export async function listApiKeys(d1: Db, caller: Caller) {
 
 /** Revoke one of the caller's keys (the very key of the request included: it is proved before the revoke). */
 export async function revokeApiKey(d1: Db, caller: Caller, keyId: number): Promise<void> {
-  const now = isoNow();
-  const [revoked] = await writeAs(d1, caller, {
-    writes: [sql`UPDATE api_keys SET revoked_at = ${now} WHERE id = ${keyId} AND user_id = ${caller.userId} AND revoked_at IS NULL`],
-    // The revocation time, generated here, says whether this very request revoked the key.
-    reads: [sql`SELECT id FROM api_keys WHERE id = ${keyId} AND revoked_at = ${now}`],
-    committed: ([row]) => rowsOf(row).length > 0,
-  });
-  if (rowsOf(revoked).length === 0) throw notFound('API key');
+  if (!(await endOwnedRow(d1, caller, apiKeys, apiKeys.revokedAt, keyId))) throw notFound('API key');
 }
 
 /** After a request the key authenticated: refresh last_used_at when it is older than a minute. */

@@ -20,6 +20,7 @@ import {
 } from './gateways';
 import { readAs, writeAs, type Caller } from './caller';
 import { logAmountMismatch, loggedEvent, logEvent, receiveEvent, type ReceivedEvent } from './gateway-events';
+import { changeRowsWithEvents, eventIdsOf, inOutbox, newEvent, recordEvent, type Publish } from './events';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
 
@@ -90,10 +91,14 @@ export interface CreditSnapshot {
   credited: number;
 }
 
-/** Records written in the credit's own batch: the gateway event that asked for it, or the operator's key claim. */
+/**
+ * Records written in the credit's own batch (the gateway event that asked for it, or the operator's key claim), and
+ * where to publish its outgoing event after the commit.
+ */
 export interface CreditRecords {
   received?: ReceivedEvent;
   claim?: IdempotencyClaim;
+  publish?: Publish;
 }
 
 /**
@@ -107,12 +112,13 @@ export async function creditDeposit(
   d1: Db,
   deposit: DepositRow,
   transactionId: string,
-  { received, claim }: CreditRecords = {},
+  { received, claim, publish }: CreditRecords = {},
 ): Promise<{ deposit: DepositRow; credited: boolean }> {
   const now = isoNow();
   const operationId = newOperationId();
   const creditedHere = sql`EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId})`;
-  const [read, credit] = (
+  const event = newEvent('deposit.paid', now);
+  const [read, credit, outbox] = (
     await writeBatch(d1, {
       writes: [
         ...walletMovement({
@@ -136,17 +142,20 @@ export async function creditDeposit(
           ? recordClaim(OPERATOR, claim, sql`SELECT d.id, json_object('deposit', ${rowJson(deposits, 'd')}, 'credited', ${creditedHere}) AS snapshot
                                              FROM deposits d WHERE d.id = ${deposit.id}`)
           : []),
+        recordEvent(event, deposits, sql`id = ${deposit.id} AND ${creditedHere}`),
       ],
       reads: [
         sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE id = ${deposit.id}`,
         sql`SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId}`,
+        inOutbox(event),
         ...(received ? [loggedEvent(received)] : []),
       ],
       // Paid by this batch or by another one: either way the credit exists once and a re-run would change nothing,
       // except for a gateway event, which is logged only once its own row is there.
-      committed: ([row, , logged]) => (received ? rowsOf(logged).length > 0 : rowsOf<DepositRow>(row)[0]?.status === 'paid'),
+      committed: ([row, , , logged]) => (received ? rowsOf(logged).length > 0 : rowsOf<DepositRow>(row)[0]?.status === 'paid'),
     })
   ).reads;
+  publish?.(eventIdsOf(outbox));
   return { deposit: rowsOf<DepositRow>(read)[0], credited: rowsOf(credit).length > 0 };
 }
 
@@ -155,18 +164,26 @@ export async function creditDeposit(
  * event is logged first in the batch, as `closed` while the deposit is pending (then the close applies, keyed on
  * that row) or else `duplicate`, so the log and the deposit agree whatever runs concurrently.
  */
-async function closeDeposit(d1: Db, deposit: DepositRow, received: ReceivedEvent): Promise<DepositRow> {
+async function closeDeposit(d1: Db, deposit: DepositRow, received: ReceivedEvent, publish?: Publish): Promise<DepositRow> {
+  const status = received.event.status as 'failed' | 'expired';
   const now = isoNow();
+  const event = newEvent(`deposit.${status}`, now);
   const { reads } = await writeBatch(d1, {
     writes: [
       logEvent(received, sql`(SELECT CASE WHEN status = 'pending' THEN 'closed' ELSE 'duplicate' END FROM deposits WHERE id = ${deposit.id})`),
-      sql`UPDATE deposits SET status = ${received.event.status}, updated_at = ${now}
+      sql`UPDATE deposits SET status = ${status}, updated_at = ${now}
           WHERE id = ${deposit.id} AND status = 'pending'
             AND EXISTS (SELECT 1 FROM gateway_events WHERE reference = ${received.reference} AND outcome = 'closed')`,
+      recordEvent(event, deposits, sql`id = ${deposit.id} AND status = ${status} AND updated_at = ${now}`),
     ],
-    reads: [sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE id = ${deposit.id}`, loggedEvent(received)],
+    reads: [
+      sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE id = ${deposit.id}`,
+      loggedEvent(received),
+      inOutbox(event),
+    ],
     committed: ([, logged]) => rowsOf(logged).length > 0,
   });
+  publish?.(eventIdsOf(reads[2]));
   return rowsOf<DepositRow>(reads[0])[0];
 }
 
@@ -180,29 +197,35 @@ export async function findDeposit(d1: Db, depositId: number): Promise<DepositRow
  * Apply a verified gateway event and log it. A gateway only ever acts on its own deposits: an event for an unknown
  * deposit or another gateway's is a 404, not logged (it concerns no deposit of this gateway).
  */
-export async function applyGatewayEvent(d1: Db, gateway: GatewayName, event: GatewayEvent) {
+export async function applyGatewayEvent(d1: Db, gateway: GatewayName, event: GatewayEvent, publish?: Publish) {
   const deposit = await findDeposit(d1, event.depositId);
   if (deposit.gateway !== gateway) throw notFound('Deposit');
   const received = receiveEvent(gateway, event);
-  if (event.status !== 'paid') return { deposit: await closeDeposit(d1, deposit, received), credited: false };
+  if (event.status !== 'paid') return { deposit: await closeDeposit(d1, deposit, received, publish), credited: false };
   // The amount of a deposit never changes, so comparing it outside the batch is safe.
   if (event.amountCents !== deposit.amountCents) {
     await logAmountMismatch(d1, received);
     throw new ApiError('AMOUNT_MISMATCH', `Paid amount ${formatUsd(event.amountCents)} does not match the deposit amount ${formatUsd(deposit.amountCents)}.`);
   }
-  return creditDeposit(d1, deposit, event.transactionId, { received });
+  return creditDeposit(d1, deposit, event.transactionId, { received, publish });
 }
 
 /** Operator confirmation of a payment seen outside the webhook: the same single credit path. */
-export async function markDepositPaid(d1: Db, depositId: number, claim?: IdempotencyClaim) {
-  return creditDeposit(d1, await findDeposit(d1, depositId), `manual-${depositId}`, { claim });
+export async function markDepositPaid(d1: Db, depositId: number, claim?: IdempotencyClaim, publish?: Publish) {
+  return creditDeposit(d1, await findDeposit(d1, depositId), `manual-${depositId}`, { claim, publish });
 }
 
-/** Scheduled job: pending deposits past `expires_at` become expired, a bounded batch per run. */
+/**
+ * Scheduled job: pending deposits past `expires_at` become expired, each with its `deposit.expired` event, a bounded
+ * batch per run.
+ */
 export async function expireDeposits(d1: Db, now: string, limit: number): Promise<number> {
-  const result = await getDb(d1).run(sql`
-    UPDATE deposits SET status = 'expired', updated_at = ${now}
-    WHERE id IN (SELECT id FROM deposits WHERE status = 'pending' AND expires_at <= ${now} ORDER BY expires_at LIMIT ${limit})
-      AND status = 'pending'`);
-  return result.meta.changes;
+  return changeRowsWithEvents(d1, {
+    type: 'deposit.expired',
+    table: deposits,
+    candidates: sql`SELECT * FROM deposits WHERE status = 'pending' AND expires_at <= ${now} ORDER BY expires_at LIMIT ${limit}`,
+    set: { status: 'expired', updatedAt: now },
+    limit,
+    now,
+  });
 }

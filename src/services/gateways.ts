@@ -4,6 +4,7 @@ import type { Config } from '../env';
 import { hmacSha256Hex, timingSafeEqualStrings } from '../lib/crypto';
 import { fieldErrors, unauthorized, validationFailed } from '../lib/errors';
 import { usdAmount } from '../lib/validation';
+import { parseSignatureHeader, SIGNATURE_TOLERANCE_SECONDS, signatureHeader } from '../lib/signature';
 
 /** Gateway names as stored and reported in `payment_method`; `crypto` is accepted as an alias of gateway_one. */
 export const GATEWAYS = ['gateway_one', 'gateway_two', 'gateway_three'] as const;
@@ -59,8 +60,6 @@ export const isCryptoGateway = (name: GatewayName) => name !== 'gateway_three';
 
 export const isGatewayName = (value: string): value is GatewayName => (GATEWAYS as readonly string[]).includes(value);
 
-export const SIGNATURE_TOLERANCE_SECONDS = 300;
-
 /** The generic adapter's webhook body; the webhook route documents it (src/routes/webhooks.ts). */
 export const GenericWebhookBody = z.object({
   deposit_id: z.int('deposit_id must be an integer').min(1).max(Number.MAX_SAFE_INTEGER),
@@ -68,19 +67,6 @@ export const GenericWebhookBody = z.object({
   amount: usdAmount('amount', 1, Number.MAX_SAFE_INTEGER),
   transaction_id: z.string('transaction_id must be a string').min(1).max(255),
 });
-
-/** `X-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>` */
-function parseSignatureHeader(header: string | null): { t: number; v1: string } | null {
-  if (!header) return null;
-  const parts = Object.fromEntries(
-    header.split(',').map((part) => {
-      const at = part.indexOf('=');
-      return [part.slice(0, at).trim(), part.slice(at + 1).trim()];
-    }),
-  );
-  if (!/^\d{1,12}$/.test(parts.t ?? '') || !/^[0-9a-f]{64}$/i.test(parts.v1 ?? '')) return null;
-  return { t: Number(parts.t), v1: parts.v1.toLowerCase() };
-}
 
 /**
  * The contract's generic adapter: checkout at `${PAYMENT_BASE_URL}/pay/{deposit_id}` (the local checkout page in
@@ -137,9 +123,7 @@ class GenericGateway implements PaymentGateway {
       amount: event.amountCents / 100,
       transaction_id: event.transactionId,
     });
-    const t = Math.floor(nowMs / 1000);
-    const v1 = await hmacSha256Hex(secret, `${t}.${body}`);
-    return { body, headers: { 'Content-Type': 'application/json', 'X-Signature': `t=${t},v1=${v1}` } };
+    return { body, headers: { 'Content-Type': 'application/json', 'X-Signature': await signatureHeader(secret, body, nowMs) } };
   }
 }
 

@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { columnsOf, rowJson, rowsOf } from '../db/batch';
-import { getDb, type Db } from '../db/client';
+import type { Db } from '../db/client';
 import { orders, type OrderRow } from '../db/schema';
 import { randomBase62 } from '../lib/crypto';
 import { ApiError, notFound } from '../lib/errors';
@@ -8,6 +8,7 @@ import { centsToAmount } from '../lib/money';
 import { pageWindow, type Page } from '../lib/pagination';
 import { addMinutes, isoNow } from '../lib/time';
 import { readAs, writeAs, type Caller } from './caller';
+import { changeRowsWithEvents, eventIdsOf, inOutbox, newEvent, recordEvent, type Publish } from './events';
 import { recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
 
@@ -37,13 +38,21 @@ interface PurchaseState {
  * generated here, so the debit, the claimed items, the ledger row and the stock_count decrement all happen or none do.
  * The batch ends with reads: the order and its items, or, when nothing was created, the state that says why.
  */
-export async function purchase(d1: Db, caller: Caller, productId: number, quantity: number, claim?: IdempotencyClaim): Promise<OrderWithItems> {
+export async function purchase(
+  d1: Db,
+  caller: Caller,
+  productId: number,
+  quantity: number,
+  claim?: IdempotencyClaim,
+  publish?: Publish,
+): Promise<OrderWithItems> {
   const now = isoNow();
   const orderNumber = newOrderNumber(now);
+  const event = newEvent('order.created', now);
   const orderExists = sql`EXISTS (SELECT 1 FROM orders WHERE order_number = ${orderNumber})`;
   const orderId = sql`(SELECT id FROM orders WHERE order_number = ${orderNumber})`;
 
-  const [orderResult, itemsResult, stateResult] = await writeAs(d1, caller, {
+  const [orderResult, itemsResult, stateResult, outboxResult] = await writeAs(d1, caller, {
     writes: [
       sql`
         INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, unit_price_cents, total_amount_cents, status, created_at, updated_at, cancellable)
@@ -70,6 +79,7 @@ export async function purchase(d1: Db, caller: Caller, productId: number, quanti
       // Backstop: quantity is re-derived from the items actually claimed; a short claim violates the orders CHECK and
       // rolls the whole batch back.
       sql`UPDATE orders SET quantity = (SELECT count(*) FROM stock_items WHERE order_id = orders.id) WHERE order_number = ${orderNumber}`,
+      recordEvent(event, orders, sql`order_number = ${orderNumber}`),
       ...(claim ? recordClaim(caller, claim, sql`SELECT id, ${rowJson(orders)} AS snapshot FROM orders WHERE order_number = ${orderNumber}`) : []),
     ],
     reads: [
@@ -77,11 +87,15 @@ export async function purchase(d1: Db, caller: Caller, productId: number, quanti
       itemsOf(orderId),
       sql`SELECT p.id AS product_id, p.active, p.stock_count, p.price_cents, p.allowed_quantities, u.balance_cents
           FROM users u LEFT JOIN products p ON p.id = ${productId} WHERE u.id = ${caller.userId}`,
+      inOutbox(event),
     ],
     committed: ([order]) => rowsOf(order).length > 0,
   });
   const [order] = rowsOf<OrderRow>(orderResult);
-  if (order) return { order, stockItems: contentsOf(itemsResult) };
+  if (order) {
+    publish?.(eventIdsOf(outboxResult));
+    return { order, stockItems: contentsOf(itemsResult) };
+  }
   throw purchaseRefusal(rowsOf<PurchaseState>(stateResult)[0], quantity);
 }
 
@@ -131,16 +145,18 @@ export async function cancelOrder(
   orderId: number,
   rules: CancelRules,
   claim?: IdempotencyClaim,
+  publish?: Publish,
 ): Promise<{ order: OrderRow; refundedCents: number }> {
   const now = isoNow();
   const operationId = newOperationId();
+  const event = newEvent('order.cancelled', now);
   const refunded = sql`EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId})`;
   const holdStart = addMinutes(now, -60 * rules.orderHoldHours);
   // ORDER_HOLD_HOURS=0 means "the next job run completes it": until then the order stays cancellable.
   const withinHold = rules.orderHoldHours > 0 ? sql`AND created_at > ${holdStart}` : sql``;
   const recentCancels = sql`(SELECT count(*) FROM wallet_transactions
     WHERE user_id = ${caller.userId} AND type = 'refund' AND created_at > ${addMinutes(now, -24 * 60)})`;
-  const [orderResult, refundResult] = await writeAs(d1, caller, {
+  const [orderResult, refundResult, outboxResult] = await writeAs(d1, caller, {
     writes: [
       sql`UPDATE orders SET status = 'cancelled', updated_at = ${now}
           WHERE id = ${orderId} AND user_id = ${caller.userId} AND status = 'pending' AND cancellable = 1 ${withinHold}
@@ -157,6 +173,7 @@ export async function cancelOrder(
             AND NOT EXISTS (SELECT 1 FROM wallet_transactions t WHERE t.order_id = o.id AND t.type = 'refund')`,
       }),
       sql`UPDATE stock_items SET status = 'revoked', revoked_at = ${now} WHERE order_id = ${orderId} AND status = 'sold' AND ${refunded}`,
+      recordEvent(event, orders, sql`id = ${orderId} AND ${refunded}`),
       ...(claim
         ? recordClaim(caller, claim, sql`SELECT id, ${rowJson(orders)} AS snapshot FROM orders WHERE id = ${orderId} AND ${refunded}`)
         : []),
@@ -165,12 +182,14 @@ export async function cancelOrder(
       // Read in the same transaction as the guarded UPDATE, so it tells why that changed nothing.
       sql`SELECT ${columnsOf(orders)}, ${recentCancels} AS recentCancels FROM orders WHERE id = ${orderId} AND user_id = ${caller.userId}`,
       sql`SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId}`,
+      inOutbox(event),
     ],
     committed: ([, refund]) => rowsOf(refund).length > 0,
   });
   const [order] = rowsOf<OrderRow & { recentCancels: number }>(orderResult);
   if (!order) throw notFound('Order');
   if (rowsOf(refundResult).length === 0) throw whyNotCancelled(order, rules, order.createdAt <= holdStart);
+  publish?.(eventIdsOf(outboxResult));
   return { order, refundedCents: order.totalAmountCents };
 }
 
@@ -213,12 +232,18 @@ export const purchaseReplay = {
   load: (snapshot: unknown, [items]: D1Result[]): OrderWithItems => ({ order: snapshot as OrderRow, stockItems: contentsOf(items) }),
 };
 
-/** Scheduled job: pending orders older than the hold period complete (and can no longer be cancelled). */
+/**
+ * Scheduled job: pending orders older than the hold period complete (and can no longer be cancelled), each with its
+ * `order.completed` event, in one batch.
+ */
 export async function completeHeldOrders(d1: Db, now: string, holdHours: number, limit: number): Promise<number> {
   const cutoff = addMinutes(now, -60 * holdHours);
-  const result = await getDb(d1).run(sql`
-    UPDATE orders SET status = 'completed', updated_at = ${now}
-    WHERE id IN (SELECT id FROM orders WHERE status = 'pending' AND created_at <= ${cutoff} ORDER BY created_at LIMIT ${limit})
-      AND status = 'pending'`);
-  return result.meta.changes;
+  return changeRowsWithEvents(d1, {
+    type: 'order.completed',
+    table: orders,
+    candidates: sql`SELECT * FROM orders WHERE status = 'pending' AND created_at <= ${cutoff} ORDER BY created_at LIMIT ${limit}`,
+    set: { status: 'completed', updatedAt: now },
+    limit,
+    now,
+  });
 }

@@ -9,6 +9,7 @@ import { pageWindow, type Page } from '../lib/pagination';
 import { isoNow } from '../lib/time';
 import { readAs, type Caller } from './caller';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
+import { eventIdsOf, inOutbox, newEvent, recordEvent, type Publish } from './events';
 import { newOperationId, walletMovement } from './ledger';
 
 export async function getBalanceCents(d1: Db, caller: Caller): Promise<number> {
@@ -33,23 +34,28 @@ export async function adjustBalance(
   amountCents: number,
   description: string,
   claim?: IdempotencyClaim,
+  publish?: Publish,
 ): Promise<TransactionRow> {
   const operationId = newOperationId();
   const adjustment = sql`SELECT id, ${rowJson(walletTransactions)} AS snapshot FROM wallet_transactions WHERE operation_id = ${operationId}`;
-  const { reads: [userResult, transactionResult] } = await writeBatch(d1, {
+  const now = isoNow();
+  const event = newEvent('balance.adjusted', now);
+  const { reads: [userResult, transactionResult, outboxResult] } = await writeBatch(d1, {
     writes: [
       ...walletMovement({
         userId,
         type: 'adjustment',
         operationId,
-        now: isoNow(),
+        now,
         source: sql`SELECT ${amountCents} AS amount, ${description} AS description, NULL AS order_id, NULL AS deposit_id`,
       }),
       ...(claim ? recordClaim(OPERATOR, claim, adjustment) : []),
+      recordEvent(event, walletTransactions, sql`operation_id = ${operationId}`),
     ],
     reads: [
       sql`SELECT balance_cents AS balanceCents FROM users WHERE id = ${userId}`,
       sql`SELECT ${columnsOf(walletTransactions)} FROM wallet_transactions WHERE operation_id = ${operationId}`,
+      inOutbox(event),
     ],
     committed: ([, transaction]) => rowsOf(transaction).length > 0,
   });
@@ -63,5 +69,6 @@ export async function adjustBalance(
       balance: centsToAmount(user.balanceCents),
     });
   }
+  publish?.(eventIdsOf(outboxResult));
   return transaction;
 }

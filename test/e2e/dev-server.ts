@@ -21,7 +21,11 @@ export async function startDevServer(port: number): Promise<DevServer> {
   const adminToken = 'e2e-admin-token';
   const child: ChildProcess = spawn(
     'npm',
-    ['run', 'dev', '--', '--var', `ADMIN_TOKEN:${adminToken}`, '--var', `PAYMENT_BASE_URL:${origin}`, '--var', 'DEV_CHECKOUT:true'],
+    [
+      ...['run', 'dev', '--', '--var', `ADMIN_TOKEN:${adminToken}`, '--var', `PAYMENT_BASE_URL:${origin}`, '--var', 'DEV_CHECKOUT:true'],
+      // Webhook receivers of the tests run on 127.0.0.1, and a failed delivery is retried after 1 s, 2 s...
+      ...['--var', 'ALLOW_LOCAL_WEBHOOK_URLS:true', '--var', 'WEBHOOK_RETRY_BASE_SECONDS:1'],
+    ],
     { env: { ...process.env, PORT: String(port), DEV_STATE_DIR: state, WRANGLER_SEND_METRICS: 'false' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let log = '';

@@ -1,0 +1,17 @@
+import type { Context } from 'hono';
+import { resilient } from '../db/d1';
+import type { AppEnv } from '../env';
+import type { Publish } from '../services/events';
+import { enqueueEvents } from '../services/outbox';
+import { runAfterResponse } from './after-response';
+
+/**
+ * What a route hands to a service that reports changes: the ids of events its batch committed are enqueued for
+ * webhook delivery after the response (waitUntil), never on the request's latency path. A lost enqueue is the
+ * scheduled sweep's to redo (the outbox row says it was not enqueued).
+ */
+export const publishAfterResponse =
+  (c: Context<AppEnv>): Publish =>
+  (eventIds) => {
+    if (eventIds.length > 0) runAfterResponse(c, enqueueEvents(resilient(c.env.DB), c.env.WEBHOOK_QUEUE, eventIds));
+  };

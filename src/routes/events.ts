@@ -1,0 +1,111 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { EVENT_TYPES, type DeliveryRow, type EventRow, type EventType } from '../db/schema';
+import { envelope, ok } from '../lib/envelope';
+import { createRouter, errorResponses, jsonResponse, securedByApiKey } from './openapi';
+import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
+import { EVENT_ID_SHAPE, getEvent, listEvents } from '../services/events';
+import { Deposit, Order, presentDeposit, presentOrder, presentTransaction, Transaction } from './representations';
+
+const timestamp = z.string().openapi({ format: 'date-time' });
+
+export const Event = z
+  .object({
+    id: z.string().openapi({ example: 'evt_4eC39HqLyjWDarjtT1zdp7dc' }),
+    type: z.enum(EVENT_TYPES),
+    created_at: timestamp,
+    data: z.object({
+      object: z.union([Order, Deposit, Transaction]).openapi({
+        description: 'The order (order.*), deposit (deposit.*) or wallet transaction (balance.adjusted) as the API renders it elsewhere, right after the change',
+      }),
+    }),
+  })
+  .openapi('Event');
+
+/** An event as its webhook delivers it (the signed JSON body). */
+export type WebhookEvent = z.infer<typeof Event>;
+
+const Delivery = z
+  .object({
+    endpoint_id: z.number().int(),
+    attempt: z.number().int().openapi({ description: '1 for the first delivery' }),
+    status_code: z.number().int().nullable().openapi({ description: 'null when no HTTP answer came (network error, timeout)' }),
+    error: z.string().nullable(),
+    at: timestamp,
+  })
+  .openapi('WebhookDelivery');
+
+const EventWithDeliveries = Event.extend({ deliveries: z.array(Delivery) }).openapi('EventWithDeliveries');
+
+const presenters: Record<EventType, (row: never) => z.infer<typeof Event>['data']['object']> = {
+  'order.created': presentOrder,
+  'order.cancelled': presentOrder,
+  'order.completed': presentOrder,
+  'deposit.paid': presentDeposit,
+  'deposit.failed': presentDeposit,
+  'deposit.expired': presentDeposit,
+  'balance.adjusted': presentTransaction,
+};
+
+/** The event with its object rendered from the row snapshot by the resource's own presenter. */
+export const presentEvent = (e: EventRow): WebhookEvent => ({
+  id: e.id,
+  type: e.type,
+  created_at: e.createdAt,
+  data: { object: presenters[e.type](JSON.parse(e.snapshot) as never) },
+});
+
+const presentDelivery = (d: DeliveryRow) => ({
+  endpoint_id: d.endpointId,
+  attempt: d.attempt,
+  status_code: d.statusCode,
+  error: d.error,
+  at: d.at,
+});
+
+const EventsQuery = PaginationQuery.extend({
+  type: z.enum(EVENT_TYPES, `type must be one of ${EVENT_TYPES.join(', ')}`).optional(),
+});
+
+const EventParams = z.object({
+  id: z
+    .string()
+    .regex(EVENT_ID_SHAPE, 'id must be an event id (evt_ followed by 24 letters and digits)')
+    .openapi({ param: { name: 'id', in: 'path' }, example: 'evt_4eC39HqLyjWDarjtT1zdp7dc' }),
+});
+
+const tags = ['Events'];
+
+export const eventsRouter = createRouter()
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/',
+      operationId: 'listEvents',
+      tags,
+      summary: 'The last 30 days of events about your orders, deposits and balance, newest first',
+      security: securedByApiKey,
+      request: { query: EventsQuery },
+      responses: { 200: jsonResponse(pagedEnvelope(Event), 'A page of events'), ...errorResponses(401, 422, 429) },
+    }),
+    async (c) => {
+      const { type, ...page } = c.req.valid('query');
+      const { rows, total } = await listEvents(c.var.db, c.var.caller, page, type);
+      return c.json(paged(rows.map(presentEvent), page, total), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/{id}',
+      operationId: 'getEvent',
+      tags,
+      summary: 'One event with its webhook delivery attempts (newest first)',
+      security: securedByApiKey,
+      request: { params: EventParams },
+      responses: { 200: jsonResponse(envelope(EventWithDeliveries), 'The event'), ...errorResponses(401, 404, 422, 429) },
+    }),
+    async (c) => {
+      const { event, deliveries } = await getEvent(c.var.db, c.var.caller, c.req.valid('param').id);
+      return c.json(ok({ ...presentEvent(event), deliveries: deliveries.map(presentDelivery) }), 200);
+    },
+  );
