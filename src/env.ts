@@ -13,6 +13,10 @@ export interface Bindings {
   LOG_REQUESTS?: string;
   API_KEY_RATE_LIMITER?: RateLimit;
   PUBLIC_RATE_LIMITER?: RateLimit;
+  DASHBOARD_SIGNUP?: string;
+  SIGN_IN_EMAIL_RATE_LIMITER?: RateLimit;
+  SIGN_IN_IP_RATE_LIMITER?: RateLimit;
+  SIGN_UP_IP_RATE_LIMITER?: RateLimit;
 }
 
 export interface Principal {
@@ -20,11 +24,18 @@ export interface Principal {
   apiKeyId: number;
 }
 
+/** The signed-in dashboard user (src/middleware/session.ts). */
+export interface DashboardSession {
+  id: number;
+  userId: number;
+}
+
 export interface AppEnv {
   Bindings: Bindings;
   Variables: {
     requestId: string;
     principal: Principal;
+    session: DashboardSession;
     cacheStatus: 'hit' | 'miss' | 'bypass';
     /** A D1 session for this request (src/middleware/d1-session.ts). */
     db: D1DatabaseSession;
@@ -38,6 +49,7 @@ export interface Config {
   orderHoldHours: number;
   depositTtlMinutes: number;
   stockCacheSeconds: number;
+  dashboardSignup: boolean;
 }
 
 function nonNegativeInt(raw: string | undefined, fallback: number): number {
@@ -58,5 +70,6 @@ export function readConfig(env: Bindings): Config {
     orderHoldHours: nonNegativeInt(env.ORDER_HOLD_HOURS, 24),
     depositTtlMinutes: nonNegativeInt(env.DEPOSIT_TTL_MINUTES, 60) || 60,
     stockCacheSeconds: nonNegativeInt(env.STOCK_CACHE_SECONDS, 10),
+    dashboardSignup: env.DASHBOARD_SIGNUP === 'open',
   };
 }

@@ -19,3 +19,14 @@ export const usdAmount = (field: string, minCents: number, maxCents: number) =>
       return cents;
     })
     .openapi({ type: 'number', minimum: centsToAmount(minCents), maximum: centsToAmount(maxCents), multipleOf: 0.01 });
+
+/**
+ * `confirmation` must repeat `field`; the mismatch is reported on `reportOn`, and only once every field is valid on
+ * its own (a confirmation of an invalid value says nothing new).
+ */
+export const withConfirmation = <T extends z.ZodObject>(schema: T, field: string, confirmation: string, reportOn: string): T =>
+  schema.refine((body: Record<string, unknown>) => body[field] === body[confirmation], {
+    path: [reportOn],
+    message: `The ${field} confirmation does not match.`,
+    when: (payload) => payload.issues.length === 0,
+  });

@@ -28,7 +28,8 @@ export const requireAdmin = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
-function runAfterResponse(c: { executionCtx: { waitUntil(p: Promise<unknown>): void } }, work: Promise<unknown>) {
+/** Work that must not delay the response (waitUntil), its failure logged. */
+export function runAfterResponse(c: { executionCtx: { waitUntil(p: Promise<unknown>): void } }, work: Promise<unknown>) {
   const settled = work.catch((err) => console.error(JSON.stringify({ level: 'error', msg: 'background task failed', error: String(err) })));
   try {
     c.executionCtx.waitUntil(settled);

@@ -21,7 +21,7 @@ export const requestLog = createMiddleware<AppEnv>(async (c, next) => {
       route,
       status,
       duration_ms: Date.now() - started,
-      user: c.get('principal')?.userId ?? 'public',
+      user: c.get('principal')?.userId ?? c.get('session')?.userId ?? 'public',
       cache: c.get('cacheStatus') ?? null,
     }),
   );

@@ -24,7 +24,7 @@ const CreatedApiKey = z
   })
   .openapi('CreatedApiKey');
 
-const CreateApiKeyBody = z.object({
+export const CreateApiKeyBody = z.object({
   name: z.string().trim().min(1, 'name is required').max(100, 'name may not be greater than 100 characters'),
 });
 

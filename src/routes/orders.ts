@@ -1,4 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import { envelope, ok } from '../lib/envelope';
 import { centsToAmount } from '../lib/money';
 import type { OrderRow } from '../db/schema';
@@ -11,7 +12,7 @@ import { Order, OrderWithItems, presentOrder, presentOrderWithItems } from './re
 
 const MAX_QUANTITY = 1000;
 
-const PurchaseBody = z.object({
+export const PurchaseBody = z.object({
   product_id: z.int('product_id must be an integer').min(1, 'product_id must be a positive integer').openapi({ example: 1 }),
   quantity: z
     .int('quantity must be an integer')
@@ -23,6 +24,13 @@ const PurchaseBody = z.object({
 const ExportQuery = z.object({
   format: z.enum(['txt'], "format must be 'txt'").optional().openapi({ default: 'txt' }),
 });
+
+/** An order's items as a text file, one per line (the API's export, and the dashboard's). */
+export const orderExport = (c: Context, { order, stockItems }: PlacedOrder) =>
+  c.text(stockItems.map((item) => `${item}\n`).join(''), 200, {
+    'Content-Type': 'text/plain; charset=utf-8',
+    'Content-Disposition': `attachment; filename="${order.orderNumber}.txt"`,
+  });
 
 const tags = ['Orders'];
 
@@ -134,12 +142,5 @@ export const ordersRouter = createRouter()
         ...errorResponses(401, 404, 422, 429),
       },
     }),
-    async (c) => {
-      const { order, stockItems } = await getOrder(c.var.db, c.var.principal.userId, c.req.valid('param').id);
-      const body = stockItems.map((item) => `${item}\n`).join('');
-      return c.text(body, 200, {
-        'Content-Type': 'text/plain; charset=utf-8',
-        'Content-Disposition': `attachment; filename="${order.orderNumber}.txt"`,
-      });
-    },
+    async (c) => orderExport(c, await getOrder(c.var.db, c.var.principal.userId, c.req.valid('param').id)),
   );

@@ -1,8 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { envelope, ok } from '../lib/envelope';
-import { fieldError } from '../lib/errors';
 import { centsToAmount } from '../lib/money';
 import { createRouter, errorResponses, jsonBody, jsonResponse, securedByApiKey } from '../lib/openapi';
+import { withConfirmation } from '../lib/validation';
 import { changePassword, getDashboard, getProfile, updateProfile, type UserProfile } from '../services/users';
 import { Order, presentOrder, presentTransaction, Transaction } from './representations';
 
@@ -27,13 +27,18 @@ export const presentProfile = (u: UserProfile) => ({
 export const userName = z.string().trim().min(1, 'name may not be empty').max(100, 'name may not be greater than 100 characters');
 export const userEmail = z.email('email must be a valid email address').max(254, 'email is too long');
 
-const UpdateProfileBody = z.object({ name: userName.optional(), email: userEmail.optional() });
+export const UpdateProfileBody = z.object({ name: userName.optional(), email: userEmail.optional() });
 
-const ChangePasswordBody = z.object({
-  current_password: z.string().min(1, 'current_password is required'),
-  new_password: z.string().min(8, 'new_password must be at least 8 characters').max(200, 'new_password is too long'),
-  new_password_confirmation: z.string(),
-});
+export const ChangePasswordBody = withConfirmation(
+  z.object({
+    current_password: z.string().min(1, 'current_password is required'),
+    new_password: z.string().min(8, 'new_password must be at least 8 characters').max(200, 'new_password is too long'),
+    new_password_confirmation: z.string(),
+  }),
+  'new_password',
+  'new_password_confirmation',
+  'new_password',
+);
 
 const Dashboard = z
   .object({
@@ -87,9 +92,6 @@ export const userRouter = createRouter()
     }),
     async (c) => {
       const body = c.req.valid('json');
-      if (body.new_password !== body.new_password_confirmation) {
-        throw fieldError('new_password', 'The new_password confirmation does not match.');
-      }
       await changePassword(c.var.db, c.var.principal.userId, body.current_password, body.new_password);
       return c.body(null, 200);
     },

@@ -11,9 +11,18 @@ const stockColumns = {
   sku: products.sku,
   stockCount: products.stockCount,
   priceCents: products.priceCents,
+  allowedQuantities: products.allowedQuantities,
 };
 
-export type StockEntry = { productId: number; productName: string; sku: string; stockCount: number; priceCents: number };
+export type StockEntry = {
+  productId: number;
+  productName: string;
+  sku: string;
+  stockCount: number;
+  priceCents: number;
+  /** JSON array of pack sizes, or null for any quantity (the dashboard's shop shows them; /stock does not). */
+  allowedQuantities: string | null;
+};
 
 export async function listStock(d1: Db): Promise<StockEntry[]> {
   return getDb(d1)

@@ -1,0 +1,50 @@
+import { Hono } from 'hono';
+import type { AppEnv } from '../env';
+import { requireSession } from '../middleware/session';
+import { getDashboard } from '../services/users';
+import { Money } from './components';
+import { page } from './layout';
+import { OrdersTable, TransactionsTable } from './tables';
+
+// The numbers of GET /user/dashboard, from the same service function.
+
+export const overviewPage = new Hono<AppEnv>().get('/', requireSession, async (c) => {
+  const d = await getDashboard(c.var.db, c.var.session.userId);
+  return page(c, {
+    title: 'Overview',
+    section: '/dashboard',
+    children: (
+      <>
+        <dl class="stats">
+          <div>
+            <dt>Balance</dt>
+            <dd>
+              <Money cents={d.balanceCents} />
+            </dd>
+          </div>
+          <div>
+            <dt>Total orders</dt>
+            <dd>{d.totalOrders}</dd>
+          </div>
+          <div>
+            <dt>Total spent</dt>
+            <dd>
+              <Money cents={d.totalSpentCents} />
+            </dd>
+          </div>
+          <div>
+            <dt>Pending orders</dt>
+            <dd>{d.pendingOrders}</dd>
+          </div>
+        </dl>
+        <p>
+          <a href="/dashboard/wallet">Fund your wallet</a> · <a href="/dashboard/shop">Go to the shop</a> · <a href="/dashboard/keys">Manage API keys</a>
+        </p>
+        <h2>Recent orders</h2>
+        <OrdersTable orders={d.recentOrders} caption="Your five latest orders" />
+        <h2>Recent transactions</h2>
+        <TransactionsTable transactions={d.recentTransactions} caption="Your five latest wallet transactions" />
+      </>
+    ),
+  });
+});

@@ -1,0 +1,96 @@
+import { Hono, type Context } from 'hono';
+import { readConfig, type AppEnv } from '../env';
+import { PaginationQuery } from '../lib/pagination';
+import { requireSession } from '../middleware/session';
+import { DepositBody } from '../routes/wallet';
+import { createDeposit, getDeposit, listDeposits } from '../services/deposits';
+import { CRYPTO_CURRENCIES, DEFAULT_CRYPTO_CURRENCY, GATEWAYS } from '../services/gateways';
+import { getBalanceCents, listTransactions } from '../services/wallet';
+import { Alert, Field, IdempotencyKey, Money, Pager, Select } from './components';
+import { handleForm, parseForm, readForm, redirectOnce, type FormFields, type FormProblem } from './forms';
+import { page } from './layout';
+import { DepositsTable, TransactionsTable } from './tables';
+
+// The wallet: balance, ledger and deposits (the API's lists, one `page` for both), and "Add funds", which creates a
+// deposit exactly like POST /wallet/deposit and sends the browser to its payment page.
+
+interface WalletView {
+  values?: FormFields;
+  problem?: FormProblem;
+}
+
+async function walletPage(c: Context<AppEnv>, { values, problem }: WalletView, status: 200 | FormProblem['status'] = 200) {
+  const { userId } = c.var.session;
+  const pageQuery = parseForm(PaginationQuery, { page: c.req.query('page') ?? '1' });
+  const [balanceCents, transactions, deposits] = await Promise.all([
+    getBalanceCents(c.var.db, userId),
+    listTransactions(c.var.db, userId, pageQuery),
+    listDeposits(c.var.db, userId, pageQuery),
+  ]);
+  const totalPages = Math.ceil(Math.max(transactions.total, deposits.total) / pageQuery.per_page);
+  return page(
+    c,
+    {
+      title: 'Wallet',
+      section: '/dashboard/wallet',
+      children: (
+        <>
+          <dl class="stats">
+            <div>
+              <dt>Balance</dt>
+              <dd>
+                <Money cents={balanceCents} />
+              </dd>
+            </div>
+          </dl>
+          <section class="card" aria-labelledby="add-funds">
+            <h2 id="add-funds">Add funds</h2>
+            <Alert problem={problem} />
+            <form method="post" action="/dashboard/wallet/deposit">
+              <IdempotencyKey />
+              <Field name="amount" label="Amount" value={values?.amount} problem={problem} inputmode="decimal" required />
+              <Select name="gateway" label="Payment method" options={GATEWAYS} value={values?.gateway} problem={problem} />
+              <Select
+                name="crypto_currency"
+                label="Crypto currency (crypto methods only)"
+                options={CRYPTO_CURRENCIES}
+                value={values?.crypto_currency ?? DEFAULT_CRYPTO_CURRENCY}
+                problem={problem}
+              />
+              <button type="submit">Add funds</button>
+            </form>
+            <p class="muted">Amounts from $1.00 to $10,000.00. You will be sent to the payment page.</p>
+          </section>
+          <h2>Transactions</h2>
+          <TransactionsTable transactions={transactions.rows} caption="Wallet transactions, newest first" />
+          <h2>Deposits</h2>
+          <DepositsTable deposits={deposits.rows} />
+          <Pager path="/dashboard/wallet" page={pageQuery.page} totalPages={totalPages} />
+        </>
+      ),
+    },
+    status,
+  );
+}
+
+export const walletPages = new Hono<AppEnv>()
+  .get('/wallet', requireSession, (c) => walletPage(c, {}))
+  .post('/wallet/deposit', requireSession, async (c) => {
+    const fields = await readForm(c);
+    const { userId } = c.var.session;
+    return handleForm(
+      c,
+      async () => {
+        const body = parseForm(DepositBody, fields, ['amount']);
+        const request = { amountCents: body.amount, gateway: body.gateway, cryptoCurrency: body.crypto_currency };
+        return redirectOnce(
+          c,
+          fields,
+          body,
+          async (claim) => (await createDeposit(c.var.db, readConfig(c.env), userId, request, claim)).paymentUrl ?? '/dashboard/wallet',
+          async (depositId) => (await getDeposit(c.var.db, userId, depositId)).paymentUrl ?? '/dashboard/wallet',
+        );
+      },
+      (problem) => walletPage(c, { values: fields, problem }, problem.status),
+    );
+  });
