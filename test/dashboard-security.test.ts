@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import wranglerToml from '../wrangler.toml?raw';
-import { createCheckedApp } from './contract';
+import { createCheckedApp, SELF } from './contract';
 import { freshIp, newEmail, startOfRateWindow, ORIGIN, PASSWORD, sessionFrom, signedInUser, visit } from './dashboard-helpers';
 import { buy, call, newProduct, newUser } from './helpers';
 import { changedTables, snapshot } from './snapshot';
@@ -37,6 +37,10 @@ describe('CSRF: form posts only from the service itself', () => {
       { label: 'a multipart form', origin: 'https://evil.example', headers: { 'Content-Type': 'multipart/form-data; boundary=x' } },
       { label: 'a text/plain form', origin: 'https://evil.example', headers: { 'Content-Type': 'text/plain' } },
     ];
+    // Every form post the service documents is in the list above.
+    const doc = (await (await SELF.fetch(`${ORIGIN}/api/v2/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    const documented = Object.entries(doc.paths).filter(([path, methods]) => path.startsWith('/dashboard') && 'post' in methods).map(([path]) => path);
+    expect(posts.map(([path]) => path.replace(/\/\d+\//, '/{id}/')).sort()).toEqual(documented.sort());
     const before = await snapshot();
     for (const [path, form] of posts) {
       for (const { label, origin, headers } of attacks) {

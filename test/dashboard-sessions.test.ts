@@ -1,5 +1,6 @@
 import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
+import { runScheduledJobs } from '../src/services/jobs';
 import { findSession, SESSION_ABSOLUTE_MS, SESSION_IDLE_MS, signIn as startSession } from '../src/services/sessions';
 import { freshIp, ORIGIN, PASSWORD, sessionFrom, signedInUser, signIn, visit } from './dashboard-helpers';
 import { call, newUser } from './helpers';
@@ -146,7 +147,8 @@ describe('without a session', () => {
   it('a session never authenticates /api/v2, in a cookie or where a key goes', async () => {
     const user = await signedInUser();
     expect(await isSignedIn(user.cookie)).toBe(true);
-    for (const headers of [{ Cookie: `dashboard_session=${user.cookie}` }, { 'X-API-Key': user.cookie }, { Authorization: `Bearer ${user.cookie}` }]) {
+    const presented: Array<Record<string, string>> = [{ Cookie: `dashboard_session=${user.cookie}` }, { 'X-API-Key': user.cookie }, { Authorization: `Bearer ${user.cookie}` }];
+    for (const headers of presented) {
       const res = await call('/user/profile', { headers });
       expect(res.status).toBe(401);
       expect(res.json.code).toBe('UNAUTHORIZED');
@@ -205,6 +207,17 @@ describe('session expiry', () => {
 });
 
 describe('ending sessions', () => {
+  it('the scheduled job forgets ended sessions and keeps live ones', async () => {
+    const user = await newUser();
+    const [ended, live] = [await signIn(user.email), await signIn(user.email)];
+    const past = new Date(Date.now() - 1000).toISOString();
+    await env.DB.prepare('UPDATE sessions SET idle_expires_at = ? WHERE token_hash = ?').bind(past, await sha256Hex(ended)).run();
+    const report = await runScheduledJobs(env);
+    expect(report.deletedSessions).toBeGreaterThanOrEqual(1);
+    expect(await sessionRow(ended)).toBeNull();
+    expect(await sessionRow(live)).not.toBeNull();
+  });
+
   it('sign-out ends the session and clears the cookie', async () => {
     const user = await signedInUser();
     const res = await visit('/dashboard/sign-out', { cookie: user.cookie, form: {} });

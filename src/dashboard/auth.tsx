@@ -11,7 +11,7 @@ import { userEmail } from '../routes/user';
 import { endSession, newSessionToken, signIn } from '../services/sessions';
 import { signUp } from '../services/users';
 import { Alert, Field } from './components';
-import { handleForm, parseForm, readForm, type FormFields, type FormProblem } from './forms';
+import { handleForm, parseForm, readForm, sameOriginForm, type FormFields, type FormProblem } from './forms';
 import { page } from './layout';
 
 // Signing in, up and out. Sign-in and sign-up are throttled per client IP, sign-in also per email (password guessing
@@ -105,7 +105,7 @@ const signupMustBeOpen = createMiddleware<AppEnv>(async (c, next) => {
 
 export const authPages = new Hono<AppEnv>()
   .get('/sign-in', (c) => signInPage(c, { next: c.req.query('next'), signupOpen: readConfig(c.env).dashboardSignup }))
-  .post('/sign-in', async (c) => {
+  .post('/sign-in', sameOriginForm, async (c) => {
     const fields = await readForm(c);
     const next = c.req.query('next');
     return handleForm(
@@ -123,7 +123,7 @@ export const authPages = new Hono<AppEnv>()
     );
   })
   .get('/sign-up', signupMustBeOpen, (c) => signUpPage(c, {}))
-  .post('/sign-up', signupMustBeOpen, async (c) => {
+  .post('/sign-up', sameOriginForm, signupMustBeOpen, async (c) => {
     const fields = await readForm(c);
     return handleForm(
       c,
@@ -138,7 +138,7 @@ export const authPages = new Hono<AppEnv>()
       (problem) => signUpPage(c, { values: fields, problem }, problem.status),
     );
   })
-  .post('/sign-out', async (c) => {
+  .post('/sign-out', sameOriginForm, async (c) => {
     const token = sessionCookie(c);
     if (token) await endSession(c.var.db, token);
     clearSessionCookie(c);

@@ -1,4 +1,5 @@
 import type { Context } from 'hono';
+import { csrf } from 'hono/csrf';
 import type { AppEnv } from '../env';
 import { runIdempotent } from '../middleware/idempotency';
 import type { IdempotencyClaim } from '../services/idempotency';
@@ -8,6 +9,12 @@ import { ApiError, fieldErrors, notFound, validationFailed, type FieldErrors } f
 // Forms post strings; the API's schemas are strictly typed. A field that is a plain decimal number is handed to the
 // schema as a number (what a JSON client would send); anything else stays a string and fails the schema's own type
 // check with the API's own message.
+
+/**
+ * First on every dashboard form post: a form from another origin is refused (403) before anything else runs. Its
+ * Origin (or Sec-Fetch-Site: same-origin) must be the service's own; with SameSite=Lax cookies that suffices.
+ */
+export const sameOriginForm = csrf();
 
 const DECIMAL = /^\d{1,15}(\.\d{1,15})?$/;
 

@@ -1,5 +1,4 @@
 import { Hono, type Context, type ErrorHandler } from 'hono';
-import { csrf } from 'hono/csrf';
 import { createMiddleware } from 'hono/factory';
 import { HTTPException } from 'hono/http-exception';
 import { secureHeaders } from 'hono/secure-headers';
@@ -81,7 +80,7 @@ function errorPage(c: Context<AppEnv>, status: RefusalStatus, message: string) {
 
 export function createDashboardRouter(fallback: ErrorHandler<AppEnv>) {
   const router = new Hono<AppEnv>();
-  router.use('*', primaryDatabase, csrf());
+  router.use('*', primaryDatabase);
   // Refusals are pages; anything unexpected goes to the app's handler (logged, and a 500 without details).
   router.onError((err, c) => {
     if (err instanceof HTTPException && err.status === 403) return errorPage(c, 403, CROSS_SITE);

@@ -4,7 +4,7 @@ import { requireSession } from '../middleware/session';
 import { CreateApiKeyBody } from '../routes/api-keys';
 import { createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeApiKey, type CreatedKey } from '../services/api-keys';
 import { Alert, Field, Notice, When } from './components';
-import { handleForm, idFromPath, parseForm, readForm, type FormFields, type FormProblem } from './forms';
+import { handleForm, idFromPath, parseForm, readForm, sameOriginForm, type FormFields, type FormProblem } from './forms';
 import { page } from './layout';
 
 // API keys: the same create, list and revoke as /api-keys. A new key is shown once, in the answer to the form post
@@ -98,7 +98,7 @@ async function keysPage(c: Context<AppEnv>, { created, values, problem }: KeysVi
 
 export const keysPages = new Hono<AppEnv>()
   .get('/keys', requireSession, (c) => keysPage(c, {}))
-  .post('/keys', requireSession, async (c) => {
+  .post('/keys', sameOriginForm, requireSession, async (c) => {
     const fields = await readForm(c);
     return handleForm(
       c,
@@ -109,7 +109,7 @@ export const keysPages = new Hono<AppEnv>()
       (problem) => keysPage(c, { values: fields, problem }, problem.status),
     );
   })
-  .post('/keys/:id/revoke', requireSession, async (c) => {
+  .post('/keys/:id/revoke', sameOriginForm, requireSession, async (c) => {
     await revokeApiKey(c.var.db, c.var.session.userId, idFromPath(c.req.param('id'), 'API key'));
     return c.redirect('/dashboard/keys', 303);
   });

@@ -6,7 +6,7 @@ import { purgeStock } from '../middleware/stock-cache';
 import { orderExport } from '../routes/orders';
 import { cancelOrder, getOrder, listOrders } from '../services/orders';
 import { Alert, IdempotencyKey, Money, Pager, Status, When } from './components';
-import { handleForm, idFromPath, parseForm, readForm, redirectOnce, type FormProblem } from './forms';
+import { handleForm, idFromPath, parseForm, readForm, redirectOnce, sameOriginForm, type FormProblem } from './forms';
 import { page } from './layout';
 import { OrdersTable } from './tables';
 
@@ -92,7 +92,7 @@ export const ordersPages = new Hono<AppEnv>()
   .get('/orders/:id/export', requireSession, async (c) =>
     orderExport(c, await getOrder(c.var.db, c.var.session.userId, idFromPath(c.req.param('id'), 'Order'))),
   )
-  .post('/orders/:id/cancel', requireSession, async (c) => {
+  .post('/orders/:id/cancel', sameOriginForm, requireSession, async (c) => {
     const orderId = idFromPath(c.req.param('id'), 'Order');
     const fields = await readForm(c);
     const { userId } = c.var.session;

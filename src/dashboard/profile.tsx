@@ -4,7 +4,7 @@ import { requireSession } from '../middleware/session';
 import { ChangePasswordBody, UpdateProfileBody } from '../routes/user';
 import { changePassword, getProfile, updateProfile } from '../services/users';
 import { Alert, Field, When } from './components';
-import { handleForm, parseForm, readForm, type FormFields, type FormProblem } from './forms';
+import { handleForm, parseForm, readForm, sameOriginForm, type FormFields, type FormProblem } from './forms';
 import { page } from './layout';
 
 // Profile and password: PUT /user/profile and POST /user/password, through the same service functions. Changing the
@@ -67,7 +67,7 @@ async function profilePage(c: Context<AppEnv>, { form, values, problem }: Profil
 
 export const profilePages = new Hono<AppEnv>()
   .get('/profile', requireSession, (c) => profilePage(c, {}))
-  .post('/profile', requireSession, async (c) => {
+  .post('/profile', sameOriginForm, requireSession, async (c) => {
     const fields = await readForm(c);
     return handleForm(
       c,
@@ -78,7 +78,7 @@ export const profilePages = new Hono<AppEnv>()
       (problem) => profilePage(c, { form: 'profile', values: fields, problem }, problem.status),
     );
   })
-  .post('/password', requireSession, async (c) => {
+  .post('/password', sameOriginForm, requireSession, async (c) => {
     const fields = await readForm(c);
     const { id, userId } = c.var.session;
     return handleForm(

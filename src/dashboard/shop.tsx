@@ -6,7 +6,7 @@ import { PurchaseBody } from '../routes/orders';
 import { purchase } from '../services/orders';
 import { listStock, type StockEntry } from '../services/stock';
 import { Alert, Field, IdempotencyKey, Money, Select } from './components';
-import { handleForm, parseForm, readForm, redirectOnce, type FormFields, type FormProblem } from './forms';
+import { handleForm, parseForm, readForm, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from './forms';
 import { page } from './layout';
 
 // The shop: the active products of GET /stock with their pack sizes, and "Buy", which is POST /orders: the same
@@ -79,7 +79,7 @@ async function shopPage(c: Context<AppEnv>, { values, problem }: ShopView, statu
 
 export const shopPages = new Hono<AppEnv>()
   .get('/shop', requireSession, (c) => shopPage(c, {}))
-  .post('/shop', requireSession, async (c) => {
+  .post('/shop', sameOriginForm, requireSession, async (c) => {
     const fields = await readForm(c);
     const { userId } = c.var.session;
     return handleForm(

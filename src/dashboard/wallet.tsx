@@ -7,7 +7,7 @@ import { createDeposit, getDeposit, listDeposits } from '../services/deposits';
 import { CRYPTO_CURRENCIES, DEFAULT_CRYPTO_CURRENCY, GATEWAYS } from '../services/gateways';
 import { getBalanceCents, listTransactions } from '../services/wallet';
 import { Alert, Field, IdempotencyKey, Money, Pager, Select } from './components';
-import { handleForm, parseForm, readForm, redirectOnce, type FormFields, type FormProblem } from './forms';
+import { handleForm, parseForm, readForm, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from './forms';
 import { page } from './layout';
 import { DepositsTable, TransactionsTable } from './tables';
 
@@ -75,7 +75,7 @@ async function walletPage(c: Context<AppEnv>, { values, problem }: WalletView, s
 
 export const walletPages = new Hono<AppEnv>()
   .get('/wallet', requireSession, (c) => walletPage(c, {}))
-  .post('/wallet/deposit', requireSession, async (c) => {
+  .post('/wallet/deposit', sameOriginForm, requireSession, async (c) => {
     const fields = await readForm(c);
     const { userId } = c.var.session;
     return handleForm(

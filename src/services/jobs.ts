@@ -3,6 +3,7 @@ import { isoNow } from '../lib/time';
 import { expireDeposits } from './deposits';
 import { deleteExpiredRecords } from './idempotency';
 import { completeHeldOrders } from './orders';
+import { deleteExpiredSessions } from './sessions';
 
 // Each job is one guarded UPDATE (or DELETE) over at most BATCH_SIZE rows, repeated a few times while a backlog remains; two
 // runs at once cannot double-apply anything because every UPDATE re-checks the status it changes.
@@ -23,6 +24,7 @@ export interface JobReport {
   completedOrders: number;
   expiredDeposits: number;
   deletedIdempotencyKeys: number;
+  deletedSessions: number;
 }
 
 export async function runScheduledJobs(env: Bindings, nowMs = Date.now()): Promise<JobReport> {
@@ -31,5 +33,6 @@ export async function runScheduledJobs(env: Bindings, nowMs = Date.now()): Promi
   const completedOrders = await drain(() => completeHeldOrders(env.DB, now, config.orderHoldHours, BATCH_SIZE));
   const expiredDeposits = await drain(() => expireDeposits(env.DB, now, BATCH_SIZE));
   const deletedIdempotencyKeys = await drain(() => deleteExpiredRecords(env.DB, now, BATCH_SIZE));
-  return { completedOrders, expiredDeposits, deletedIdempotencyKeys };
+  const deletedSessions = await drain(() => deleteExpiredSessions(env.DB, now, BATCH_SIZE));
+  return { completedOrders, expiredDeposits, deletedIdempotencyKeys, deletedSessions };
 }
