@@ -18,7 +18,7 @@ import { walletRouter } from './routes/wallet';
 import { webhooksRouter } from './routes/webhooks';
 import { createCheckoutRouter } from './routes/checkout';
 import { createDocsRouter } from './routes/docs';
-import { createDashboardRouter, dashboardHeaders } from './dashboard';
+import { createDashboardRouter, dashboardHeaders, serveIcon } from './dashboard';
 import { registerDashboardDocs } from './dashboard/openapi';
 import { API_PREFIX, registerDocument, registerServiceInfo } from './routes/service';
 
@@ -87,6 +87,7 @@ export function createApp() {
   app.route('/pay', createCheckoutRouter((request, env, ctx) => app.fetch(request, env, ctx)));
   app.route('/docs', createDocsRouter(`${API_PREFIX}/openapi.json`));
   app.route('/dashboard', createDashboardRouter(renderError));
+  app.get('/favicon.ico', serveIcon);
 
   registerDocument(app);
   registerDashboardDocs(app);

@@ -12,6 +12,7 @@ describe('OpenAPI document', () => {
       [
         '/',
         '/docs',
+        '/favicon.ico',
         '/docs/swagger-ui-bundle.js',
         '/docs/swagger-ui.css',
         '/pay/{deposit_id}',
@@ -46,6 +47,7 @@ describe('OpenAPI document', () => {
         '/api/v2/webhooks/{gateway}',
         '/dashboard',
         '/dashboard/assets/app.css',
+        '/dashboard/assets/icon.svg',
         '/dashboard/keys',
         '/dashboard/keys/{id}/revoke',
         '/dashboard/orders',

@@ -11,7 +11,7 @@ import { ordersPages } from './orders';
 import { overviewPage } from './overview';
 import { profilePages } from './profile';
 import { shopPages } from './shop';
-import { STYLESHEET } from './styles';
+import { ICON, ICON_PATH, STYLESHEET, STYLESHEET_PATH } from './styles';
 import { walletPages } from './wallet';
 
 // The user dashboard: server-rendered pages under /dashboard, plain forms, no script. Each handler calls the service
@@ -78,6 +78,9 @@ function errorPage(c: Context<AppEnv>, status: RefusalStatus, message: string) {
   );
 }
 
+/** The service's icon, here and at /favicon.ico (where browsers look for it on pages that name none). */
+export const serveIcon = (c: Context) => c.body(ICON, 200, { 'Content-Type': 'image/svg+xml' });
+
 export function createDashboardRouter(fallback: ErrorHandler<AppEnv>) {
   const router = new Hono<AppEnv>();
   router.use('*', primaryDatabase);
@@ -90,7 +93,8 @@ export function createDashboardRouter(fallback: ErrorHandler<AppEnv>) {
     }
     return fallback(err, c);
   });
-  router.get('/assets/app.css', (c) => c.body(STYLESHEET, 200, { 'Content-Type': 'text/css; charset=utf-8' }));
+  router.get(STYLESHEET_PATH.slice('/dashboard'.length), (c) => c.body(STYLESHEET, 200, { 'Content-Type': 'text/css; charset=utf-8' }));
+  router.get(ICON_PATH.slice('/dashboard'.length), serveIcon);
   for (const pages of [authPages, overviewPage, keysPages, walletPages, ordersPages, shopPages, profilePages]) router.route('/', pages);
   return router;
 }

@@ -51,7 +51,7 @@ async function keysPage(c: Context<AppEnv>, { created, values, problem }: KeysVi
           ) : (
             <div class="table-wrap">
               <table>
-                <caption>Active API keys</caption>
+                <caption class="visually-hidden">Active API keys</caption>
                 <thead>
                   <tr>
                     <th scope="col">Name</th>
@@ -59,7 +59,7 @@ async function keysPage(c: Context<AppEnv>, { created, values, problem }: KeysVi
                     <th scope="col" class="hide-narrow">Last used</th>
                     <th scope="col" class="hide-narrow">Created</th>
                     <th scope="col">
-                      <span class="muted">Action</span>
+                      <span class="visually-hidden">Action</span>
                     </th>
                   </tr>
                 </thead>

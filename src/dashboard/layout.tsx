@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { Child } from 'hono/jsx';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { STYLESHEET_PATH } from './styles';
+import { ICON_PATH, STYLESHEET_PATH } from './styles';
 
 const SECTIONS = [
   ['/dashboard', 'Overview'],
@@ -29,6 +29,7 @@ function Layout({ title, section, signedIn = section !== undefined, children }: 
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{`${title} · Stock Wallet`}</title>
         <link rel="stylesheet" href={STYLESHEET_PATH} />
+        <link rel="icon" href={ICON_PATH} type="image/svg+xml" />
       </head>
       <body>
         <a class="skip" href="#main">

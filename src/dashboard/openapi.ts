@@ -103,6 +103,13 @@ const PAGES: Entry[] = [
     statuses: [],
     ok: { 'text/css': { schema: { type: 'string' } } },
   },
+  ...['/dashboard/assets/icon.svg', '/favicon.ico'].map((path) => ({
+    method: 'get' as const,
+    path,
+    summary: 'The service\'s icon (SVG)',
+    statuses: [],
+    ok: { 'image/svg+xml': { schema: { type: 'string' as const } } },
+  })),
 ];
 
 export function registerDashboardDocs(app: App) {

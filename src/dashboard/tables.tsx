@@ -8,7 +8,7 @@ export function OrdersTable({ orders, caption }: { orders: OrderRow[]; caption: 
   return (
     <div class="table-wrap">
       <table>
-        <caption>{caption}</caption>
+        <caption class="visually-hidden">{caption}</caption>
         <thead>
           <tr>
             <th scope="col">Order</th>
@@ -49,7 +49,7 @@ export function TransactionsTable({ transactions, caption }: { transactions: Tra
   return (
     <div class="table-wrap">
       <table>
-        <caption>{caption}</caption>
+        <caption class="visually-hidden">{caption}</caption>
         <thead>
           <tr>
             <th scope="col">Description</th>
@@ -86,12 +86,12 @@ export function DepositsTable({ deposits }: { deposits: DepositRow[] }) {
   return (
     <div class="table-wrap">
       <table>
-        <caption>Deposits</caption>
+        <caption class="visually-hidden">Deposits</caption>
         <thead>
           <tr>
             <th scope="col">Deposit</th>
             <th scope="col" class="num">Amount</th>
-            <th scope="col">Method</th>
+            <th scope="col" class="hide-narrow">Method</th>
             <th scope="col">Status</th>
             <th scope="col" class="hide-narrow">Created</th>
           </tr>
@@ -111,7 +111,7 @@ export function DepositsTable({ deposits }: { deposits: DepositRow[] }) {
               <td class="num">
                 <Money cents={d.amountCents} />
               </td>
-              <td>{d.cryptoCurrency ? `${d.gateway} (${d.cryptoCurrency})` : d.gateway}</td>
+              <td class="hide-narrow">{d.cryptoCurrency ? `${d.gateway} (${d.cryptoCurrency})` : d.gateway}</td>
               <td>
                 <Status value={d.status} />
               </td>

@@ -21,7 +21,7 @@ export async function startDevServer(port: number): Promise<DevServer> {
   const adminToken = 'e2e-admin-token';
   const child: ChildProcess = spawn(
     'npm',
-    ['run', 'dev', '--', '--var', `ADMIN_TOKEN:${adminToken}`, '--var', `PAYMENT_BASE_URL:${origin}`, '--var', 'DEV_CHECKOUT:true'],
+    ['run', 'dev', '--', '--var', `ADMIN_TOKEN:${adminToken}`, '--var', `PAYMENT_BASE_URL:${origin}`, '--var', 'DEV_CHECKOUT:true', '--var', 'DASHBOARD_SIGNUP:open'],
     { env: { ...process.env, PORT: String(port), DEV_STATE_DIR: state, WRANGLER_SEND_METRICS: 'false' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let log = '';

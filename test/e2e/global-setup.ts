@@ -11,7 +11,8 @@ declare module 'vitest' {
 let server: DevServer | undefined;
 
 export async function setup(project: TestProject) {
-  server = await startDevServer(8797);
+  // E2E_PORT lets several checkouts run their browser tests side by side.
+  server = await startDevServer(Number(process.env.E2E_PORT ?? 8797));
   project.provide('devServer', { origin: server.origin, api: server.api, adminToken: server.adminToken });
 }
 
