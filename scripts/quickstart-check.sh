@@ -34,4 +34,13 @@ bash -euo pipefail -c "$TOUR" >"$LOG.tour"
 grep -q '"balance":125' "$LOG.tour" && grep -q '"stock_items"' "$LOG.tour" && grep -q '"refunded_amount":4.99' "$LOG.tour" \
   && grep -q '"type":"refund"' "$LOG.tour" && grep -q '"type":"deposit"' "$LOG.tour" \
   || { cat "$LOG.tour"; echo "quickstart: the README tour did not fund, buy, cancel and refund"; exit 1; }
-echo "quickstart: npm run dev printed a demo key and the README tour ran ($(grep -c '^curl' <<<"$TOUR") requests)"
+
+# The dashboard URL and the demo user the banner prints: signing in answers 303 to the dashboard with a session cookie.
+DASHBOARD="$(sed -n 's/.*Dashboard: *\(http[^ ]*\).*/\1/p' "$LOG" | head -1)"
+EMAIL="$(sed -n 's/.*Demo user: *\([^ ]*\) \/ .*/\1/p' "$LOG" | head -1)"
+PASSWORD="$(sed -n 's/.*Demo user: *[^ ]* \/ \([^ ]*\) .*/\1/p' "$LOG" | head -1)"
+SIGN_IN="$(curl -sS -o /dev/null -D - -H "Origin: http://localhost:$PORT" --data-urlencode "email=$EMAIL" \
+  --data-urlencode "password=$PASSWORD" "$DASHBOARD/sign-in" | tr -d '\r')"
+grep -q '^HTTP/1.1 303' <<<"$SIGN_IN" && grep -qi '^location: /dashboard$' <<<"$SIGN_IN" && grep -qi '^set-cookie: dashboard_session=' <<<"$SIGN_IN" \
+  || { echo "$SIGN_IN"; echo "quickstart: the printed demo user could not sign in at $DASHBOARD"; exit 1; }
+echo "quickstart: npm run dev printed a demo key and the README tour ran ($(grep -c '^curl' <<<"$TOUR") requests); the demo user signs in to the dashboard"
