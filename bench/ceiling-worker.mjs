@@ -9,6 +9,7 @@
 //   GET  /ratelimit  one call of the Rate Limiting binding (limits raised for the bench, as for the API).
 //   GET  /cache-hit  one caches.default.match that hits (an entry stored on first use; ?bytes=N for an N-byte body,
 //                    e.g. the size of GET /stock, else the empty worker's body).
+//   GET  /pbkdf2     one PBKDF2-SHA256 of 100,000 iterations, as the API's password check does (src/lib/crypto.ts).
 // This worker exists only in the bench: it is not part of the production bundle or of wrangler.toml.
 const CREATE_TABLE = 'CREATE TABLE IF NOT EXISTS bench_writes (id INTEGER PRIMARY KEY, note TEXT NOT NULL, created_at TEXT NOT NULL)';
 let tableCreated = false;
@@ -57,6 +58,12 @@ export default {
         const response = new Response(bodyOf(bytes), { headers: { ...json, 'Cache-Control': 'public, max-age=3600' } });
         ctx.waitUntil(caches.default.put(key, response.clone()));
         return response;
+      }
+      case '/pbkdf2': {
+        const key = await crypto.subtle.importKey('raw', new TextEncoder().encode('bench-password'), 'PBKDF2', false, ['deriveBits']);
+        const salt = crypto.getRandomValues(new Uint8Array(16));
+        await crypto.subtle.deriveBits({ name: 'PBKDF2', hash: 'SHA-256', salt, iterations: 100_000 }, key, 256);
+        return ok({ iterations: 100_000 });
       }
       default:
         return new Response(JSON.stringify({ success: false, code: 'NOT_FOUND' }), { status: 404, headers: json });

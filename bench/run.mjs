@@ -229,9 +229,9 @@ let moduleOfLine = null;
 let profiledTarget = {};
 let profiledCeiling = null;
 
-function runLoad(name, base, requests, { consume = false } = {}) {
+function runLoad(name, base, requests, { consume = false, expectedStatus } = {}) {
   const specFile = join(work, `case-${name.replace(/[^a-z0-9]+/gi, '_')}.json`);
-  writeFileSync(specFile, JSON.stringify({ url: base, connections: CONNECTIONS, warmupSeconds: WARMUP, durationSeconds: DURATION, consume, requests }));
+  writeFileSync(specFile, JSON.stringify({ url: base, connections: CONNECTIONS, warmupSeconds: WARMUP, durationSeconds: DURATION, consume, expectedStatus, requests }));
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [LOAD_SCRIPT, specFile], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(child);
@@ -363,6 +363,14 @@ async function main() {
     return results.map((o) => ({ method: 'POST', path: `${API}/orders/${o.id}/cancel`, headers: { 'X-API-Key': keys[o.user_id - 1] } }));
   };
   const byUser = (method, path) => keys.map((key) => ({ method, path, headers: { 'X-API-Key': key } }));
+  // Dashboard sign-in of each bench user in turn (bench/data.mjs gives them all this password), a same-origin form.
+  const signInRequests = () =>
+    keys.map((_, i) => ({
+      method: 'POST',
+      path: '/dashboard/sign-in',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: apiBase },
+      body: new URLSearchParams({ email: `bench-user-${i + 1}@example.com`, password: 'bench-password' }).toString(),
+    }));
   const stockMiss = [{ method: 'GET', path: `${API}/stock` }];
 
   if (SERVE) {
@@ -411,6 +419,7 @@ async function main() {
     await runCase('d1_read', () => measure('ref: one D1 read', ceilingBase, [{ method: 'GET', path: '/d1-read' }]));
     await runCase('ratelimit', () => measure('ref: one rate-limiter call', ceilingBase, [{ method: 'GET', path: '/ratelimit' }]));
     await runCase('cache_hit', () => measure('ref: one Cache API hit', ceilingBase, [{ method: 'GET', path: '/cache-hit' }]));
+    await runCase('pbkdf2', () => measure('ref: one PBKDF2 (100,000 iterations)', ceilingBase, [{ method: 'GET', path: '/pbkdf2' }]));
     const stockBytes = (await (await fetch(`${apiBase}${API}/stock`)).arrayBuffer()).byteLength;
     const kb = `${(stockBytes / 1024).toFixed(0)} KB`;
     await runCase('empty_stock_size', () => measure(`ref: empty worker, ${kb} body`, ceilingBase, [{ method: 'GET', path: `/empty?bytes=${stockBytes}` }]));
@@ -427,6 +436,7 @@ async function main() {
     const q1 = await runCase('orders_q1', async () => measure('POST /orders qty 1', apiBase, await purchaseRequests(1), { consume: true }));
     await runCase('orders_q100', async () => measure('POST /orders qty 100', apiBase, await purchaseRequests(100), { consume: true }));
     await runCase('cancel', async () => measure('POST /orders/{id}/cancel', apiBase, await cancelRequests(), { consume: true }));
+    await runCase('sign_in', () => measure('POST /dashboard/sign-in (303)', apiBase, signInRequests(), { expectedStatus: 303 }));
     await ceiling('after');
     if (stockMissFinal && q1) {
       const stock = [stockMissFinal];
@@ -454,7 +464,7 @@ async function main() {
   // Before/after disagreement of a ceiling: how much the machine itself moved during the run (a shared VM does).
   const drift = (runs) => (runs.length === 2 ? Math.abs(runs[0].rps - runs[1].rps) / ((runs[0].rps + runs[1].rps) / 2) : null);
   const ceilingDrift = { empty: drift(ceilings.empty), d1_write: drift(ceilings.d1_write) };
-  const ceilingOf = { app_root: 'empty', d1_read: 'empty', ratelimit: 'empty', cache_hit: 'empty', empty_stock_size: 'empty', cache_hit_stock_size: 'empty', stock_hit: 'empty', stock_miss: 'empty', stock_id: 'empty', stock_check: 'empty', wallet_balance: 'empty', orders_q1: 'd1_write', orders_q100: 'd1_write', cancel: 'd1_write' };
+  const ceilingOf = { app_root: 'empty', d1_read: 'empty', ratelimit: 'empty', cache_hit: 'empty', empty_stock_size: 'empty', cache_hit_stock_size: 'empty', pbkdf2: 'empty', stock_hit: 'empty', stock_miss: 'empty', stock_id: 'empty', stock_check: 'empty', wallet_balance: 'empty', orders_q1: 'd1_write', orders_q100: 'd1_write', cancel: 'd1_write', sign_in: 'empty' };
   const shape = (r, key, ceiling) => ({
     key,
     name: r.name,

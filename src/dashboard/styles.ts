@@ -52,6 +52,7 @@ th { color: var(--muted); font-weight: 600; font-size: 0.9rem; }
 tr:last-child td { border-bottom: 0; }
 td.num, th.num { text-align: right; white-space: nowrap; }
 .money { font-variant-numeric: tabular-nums; white-space: nowrap; }
+time { white-space: nowrap; }
 .empty { color: var(--muted); }
 
 .field { margin-bottom: 0.9rem; }
