@@ -11,7 +11,7 @@ import { userEmail } from '../routes/user';
 import { endSession, newSessionToken, signIn } from '../services/sessions';
 import { signUp } from '../services/users';
 import { Alert, Field } from './components';
-import { handleForm, parseForm, readForm, sameOriginForm, type FormFields, type FormProblem } from './forms';
+import { formHandler, parseForm, sameOriginForm, type FormFields, type FormProblem } from './forms';
 import { page } from './layout';
 
 // Signing in, up and out. Sign-in and sign-up are throttled per client IP, sign-in also per email (password guessing
@@ -105,29 +105,30 @@ const signupMustBeOpen = createMiddleware<AppEnv>(async (c, next) => {
 
 export const authPages = new Hono<AppEnv>()
   .get('/sign-in', (c) => signInPage(c, { next: c.req.query('next'), signupOpen: readConfig(c.env).dashboardSignup }))
-  .post('/sign-in', sameOriginForm, async (c) => {
-    const fields = await readForm(c);
-    const next = c.req.query('next');
-    return handleForm(
-      c,
-      async () => {
+  .post(
+    '/sign-in',
+    sameOriginForm,
+    formHandler(
+      async (c, fields) => {
         await enforceRateLimit(c.env.SIGN_IN_IP_RATE_LIMITER, `ip:${clientIp(c)}`);
         const { email, password } = parseForm(SignInBody, fields);
         await enforceRateLimit(c.env.SIGN_IN_EMAIL_RATE_LIMITER, `email:${email.toLowerCase()}`);
         const session = await signIn(c.var.db, email, password);
         if (!session) throw new ApiError('UNAUTHORIZED', WRONG_CREDENTIALS);
         setSessionCookie(c, session.token);
-        return c.redirect(signedInDestination(next, c.req.url), 303);
+        return c.redirect(signedInDestination(c.req.query('next'), c.req.url), 303);
       },
-      (problem) => signInPage(c, { next, values: fields, problem, signupOpen: readConfig(c.env).dashboardSignup }, problem.status),
-    );
-  })
+      (c, fields, problem) =>
+        signInPage(c, { next: c.req.query('next'), values: fields, problem, signupOpen: readConfig(c.env).dashboardSignup }, problem.status),
+    ),
+  )
   .get('/sign-up', signupMustBeOpen, (c) => signUpPage(c, {}))
-  .post('/sign-up', sameOriginForm, signupMustBeOpen, async (c) => {
-    const fields = await readForm(c);
-    return handleForm(
-      c,
-      async () => {
+  .post(
+    '/sign-up',
+    sameOriginForm,
+    signupMustBeOpen,
+    formHandler(
+      async (c, fields) => {
         await enforceRateLimit(c.env.SIGN_UP_IP_RATE_LIMITER, `ip:${clientIp(c)}`);
         const { name, email, password } = parseForm(SignUpBody, fields);
         const session = await newSessionToken();
@@ -135,9 +136,9 @@ export const authPages = new Hono<AppEnv>()
         setSessionCookie(c, session.token);
         return c.redirect(SIGNED_IN_HOME, 303);
       },
-      (problem) => signUpPage(c, { values: fields, problem }, problem.status),
-    );
-  })
+      (c, fields, problem) => signUpPage(c, { values: fields, problem }, problem.status),
+    ),
+  )
   .post('/sign-out', sameOriginForm, async (c) => {
     const token = sessionCookie(c);
     if (token) await endSession(c.var.db, token);

@@ -4,6 +4,14 @@ import type { FormProblem } from './forms';
 
 export const Money = ({ cents }: { cents: number }) => <span class="money">{formatUsd(cents)}</span>;
 
+/** One figure of a `<dl class="stats">`. */
+export const Stat = ({ label, children }: { label: string; children?: Child }) => (
+  <div>
+    <dt>{label}</dt>
+    <dd>{children}</dd>
+  </div>
+);
+
 /** `2026-11-21 12:00 UTC`, machine-readable in `datetime`. */
 export const When = ({ iso }: { iso: string | null }) =>
   iso ? <time datetime={iso}>{`${iso.slice(0, 16).replace('T', ' ')} UTC`}</time> : <span>never</span>;

@@ -21,7 +21,7 @@ const DECIMAL = /^\d{1,15}(\.\d{1,15})?$/;
 export type FormFields = Record<string, string>;
 
 /** The posted form as strings (a repeated field: its last value; files ignored). Not a form: no fields. */
-export async function readForm(c: Context): Promise<FormFields> {
+async function readForm(c: Context): Promise<FormFields> {
   let body: Record<string, unknown>;
   try {
     body = await c.req.parseBody();
@@ -56,33 +56,37 @@ export interface FormProblem {
 /** Statuses a form answers by showing its page again; anything else (404, 5xx) is the error page. */
 const FORM_STATUSES = new Set([400, 401, 422, 429]);
 
-export function formProblem(err: unknown): FormProblem | null {
+function formProblem(err: unknown): FormProblem | null {
   if (!(err instanceof ApiError) || !FORM_STATUSES.has(err.status)) return null;
   const fields = err.code === 'VALIDATION_FAILED' ? ((err.errors ?? {}) as FieldErrors) : {};
   return { status: err.status as FormProblem['status'], code: err.code, message: err.message, fields };
 }
 
+type FormAction = (c: Context<AppEnv>, fields: FormFields) => Promise<Response>;
+type FormAgain = (c: Context<AppEnv>, fields: FormFields, problem: FormProblem) => Promise<Response>;
+
 /**
- * Runs a form's action; when the action is refused (invalid fields, a rule of the API, throttling), the page is shown
- * again by `again`, with the problem and the API's status (and headers, e.g. Retry-After). Nothing was changed then:
- * the service functions change nothing when they refuse.
+ * A form post's handler: reads the form and runs `action`. When the action is refused (invalid fields, a rule of the
+ * API, throttling), `again` shows the page again with the problem, the API's status and its headers (Retry-After).
+ * Nothing was changed then: the service functions change nothing when they refuse.
  */
-export async function handleForm(c: Context, action: () => Promise<Response>, again: (problem: FormProblem) => Promise<Response>) {
+export const formHandler = (action: FormAction, again: FormAgain) => async (c: Context<AppEnv>) => {
+  const fields = await readForm(c);
   try {
-    return await action();
+    return await action(c, fields);
   } catch (err) {
     const problem = formProblem(err);
     if (!problem) throw err;
     for (const [name, value] of Object.entries((err as ApiError).headers ?? {})) c.header(name, value);
-    return again(problem);
+    return again(c, fields, problem);
   }
-}
+};
 
 const ID = /^[1-9]\d{0,14}$/;
 
 /** A path id that is not even well-formed names nothing of the user's: the same 404 as another user's id. */
-export function idFromPath(raw: string, what: string): number {
-  if (!ID.test(raw)) throw notFound(what);
+export function idFromPath(raw: string | undefined, what: string): number {
+  if (raw === undefined || !ID.test(raw)) throw notFound(what);
   return Number(raw);
 }
 

@@ -4,11 +4,29 @@ import { requireSession } from '../middleware/session';
 import { CreateApiKeyBody } from '../routes/api-keys';
 import { createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeApiKey, type CreatedKey } from '../services/api-keys';
 import { Alert, Field, Notice, When } from './components';
-import { handleForm, idFromPath, parseForm, readForm, sameOriginForm, type FormFields, type FormProblem } from './forms';
+import { formHandler, idFromPath, parseForm, sameOriginForm, type FormFields, type FormProblem } from './forms';
 import { page } from './layout';
+import { DataTable, type Column } from './tables';
 
 // API keys: the same create, list and revoke as /api-keys. A new key is shown once, in the answer to the form post
 // (a 200 page, never a redirect: the key is never in a URL, a cookie or any later page).
+
+const KEY_COLUMNS: Column<Awaited<ReturnType<typeof listApiKeys>>[number]>[] = [
+  { label: 'Name', cell: (key) => key.name },
+  { label: 'Key', cell: (key) => <code>{key.key_preview}</code> },
+  { label: 'Last used', class: 'hide-narrow', cell: (key) => <When iso={key.last_used_at} /> },
+  { label: 'Created', class: 'hide-narrow', cell: (key) => <When iso={key.created_at} /> },
+  {
+    label: <span class="visually-hidden">Action</span>,
+    cell: (key) => (
+      <form method="post" action={`/dashboard/keys/${key.id}/revoke`} class="inline">
+        <button type="submit" class="danger">
+          Revoke
+        </button>
+      </form>
+    ),
+  },
+];
 
 interface KeysView {
   created?: CreatedKey;
@@ -46,49 +64,7 @@ async function keysPage(c: Context<AppEnv>, { created, values, problem }: KeysVi
             <p class="muted">{`At most ${MAX_ACTIVE_KEYS} active keys.`}</p>
           </section>
           <h2>Active keys</h2>
-          {keys.length === 0 ? (
-            <p class="empty">No active keys. Create one to use the API.</p>
-          ) : (
-            <div class="table-wrap">
-              <table>
-                <caption class="visually-hidden">Active API keys</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Key</th>
-                    <th scope="col" class="hide-narrow">Last used</th>
-                    <th scope="col" class="hide-narrow">Created</th>
-                    <th scope="col">
-                      <span class="visually-hidden">Action</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {keys.map((key) => (
-                    <tr>
-                      <td>{key.name}</td>
-                      <td>
-                        <code>{key.key_preview}</code>
-                      </td>
-                      <td class="hide-narrow">
-                        <When iso={key.last_used_at} />
-                      </td>
-                      <td class="hide-narrow">
-                        <When iso={key.created_at} />
-                      </td>
-                      <td>
-                        <form method="post" action={`/dashboard/keys/${key.id}/revoke`} class="inline">
-                          <button type="submit" class="danger">
-                            Revoke
-                          </button>
-                        </form>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )}
+          <DataTable caption="Active API keys" rows={keys} empty="No active keys. Create one to use the API." columns={KEY_COLUMNS} />
         </>
       ),
     },
@@ -98,17 +74,18 @@ async function keysPage(c: Context<AppEnv>, { created, values, problem }: KeysVi
 
 export const keysPages = new Hono<AppEnv>()
   .get('/keys', requireSession, (c) => keysPage(c, {}))
-  .post('/keys', sameOriginForm, requireSession, async (c) => {
-    const fields = await readForm(c);
-    return handleForm(
-      c,
-      async () => {
+  .post(
+    '/keys',
+    sameOriginForm,
+    requireSession,
+    formHandler(
+      async (c, fields) => {
         const { name } = parseForm(CreateApiKeyBody, fields);
         return keysPage(c, { created: await createApiKey(c.var.db, c.var.session.userId, name) });
       },
-      (problem) => keysPage(c, { values: fields, problem }, problem.status),
-    );
-  })
+      (c, fields, problem) => keysPage(c, { values: fields, problem }, problem.status),
+    ),
+  )
   .post('/keys/:id/revoke', sameOriginForm, requireSession, async (c) => {
     await revokeApiKey(c.var.db, c.var.session.userId, idFromPath(c.req.param('id'), 'API key'));
     return c.redirect('/dashboard/keys', 303);

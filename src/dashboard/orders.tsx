@@ -6,7 +6,7 @@ import { purgeStock } from '../middleware/stock-cache';
 import { orderExport } from '../routes/orders';
 import { cancelOrder, getOrder, listOrders } from '../services/orders';
 import { Alert, IdempotencyKey, Money, Pager, Status, When } from './components';
-import { handleForm, idFromPath, parseForm, readForm, redirectOnce, sameOriginForm, type FormProblem } from './forms';
+import { formHandler, idFromPath, parseForm, redirectOnce, sameOriginForm, type FormProblem } from './forms';
 import { page } from './layout';
 import { OrdersTable } from './tables';
 
@@ -92,25 +92,26 @@ export const ordersPages = new Hono<AppEnv>()
   .get('/orders/:id/export', requireSession, async (c) =>
     orderExport(c, await getOrder(c.var.db, c.var.session.userId, idFromPath(c.req.param('id'), 'Order'))),
   )
-  .post('/orders/:id/cancel', sameOriginForm, requireSession, async (c) => {
-    const orderId = idFromPath(c.req.param('id'), 'Order');
-    const fields = await readForm(c);
-    const { userId } = c.var.session;
-    const detail = `/dashboard/orders/${orderId}`;
-    return handleForm(
-      c,
-      () =>
-        redirectOnce(
+  .post(
+    '/orders/:id/cancel',
+    sameOriginForm,
+    requireSession,
+    formHandler(
+      async (c, fields) => {
+        const orderId = idFromPath(c.req.param('id'), 'Order');
+        const detail = `/dashboard/orders/${orderId}`;
+        return redirectOnce(
           c,
           fields,
           { order_id: orderId },
           async (claim) => {
-            const { order } = await cancelOrder(c.var.db, userId, orderId, claim);
+            const { order } = await cancelOrder(c.var.db, c.var.session.userId, orderId, claim);
             await purgeStock(c, [order.productId]);
             return detail;
           },
           async () => detail,
-        ),
-      (problem) => orderPage(c, orderId, problem),
-    );
-  });
+        );
+      },
+      (c, _fields, problem) => orderPage(c, idFromPath(c.req.param('id'), 'Order'), problem),
+    ),
+  );

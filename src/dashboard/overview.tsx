@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import type { AppEnv } from '../env';
 import { requireSession } from '../middleware/session';
 import { getDashboard } from '../services/users';
-import { Money } from './components';
+import { Money, Stat } from './components';
 import { page } from './layout';
 import { OrdersTable, TransactionsTable } from './tables';
 
@@ -16,26 +16,14 @@ export const overviewPage = new Hono<AppEnv>().get('/', requireSession, async (c
     children: (
       <>
         <dl class="stats">
-          <div>
-            <dt>Balance</dt>
-            <dd>
-              <Money cents={d.balanceCents} />
-            </dd>
-          </div>
-          <div>
-            <dt>Total orders</dt>
-            <dd>{d.totalOrders}</dd>
-          </div>
-          <div>
-            <dt>Total spent</dt>
-            <dd>
-              <Money cents={d.totalSpentCents} />
-            </dd>
-          </div>
-          <div>
-            <dt>Pending orders</dt>
-            <dd>{d.pendingOrders}</dd>
-          </div>
+          <Stat label="Balance">
+            <Money cents={d.balanceCents} />
+          </Stat>
+          <Stat label="Total orders">{d.totalOrders}</Stat>
+          <Stat label="Total spent">
+            <Money cents={d.totalSpentCents} />
+          </Stat>
+          <Stat label="Pending orders">{d.pendingOrders}</Stat>
         </dl>
         <p>
           <a href="/dashboard/wallet">Fund your wallet</a> · <a href="/dashboard/shop">Go to the shop</a> · <a href="/dashboard/keys">Manage API keys</a>

@@ -4,7 +4,7 @@ import { requireSession } from '../middleware/session';
 import { ChangePasswordBody, UpdateProfileBody } from '../routes/user';
 import { changePassword, getProfile, updateProfile } from '../services/users';
 import { Alert, Field, When } from './components';
-import { handleForm, parseForm, readForm, sameOriginForm, type FormFields, type FormProblem } from './forms';
+import { formHandler, parseForm, sameOriginForm, type FormFields, type FormProblem } from './forms';
 import { page } from './layout';
 
 // Profile and password: PUT /user/profile and POST /user/password, through the same service functions. Changing the
@@ -67,27 +67,28 @@ async function profilePage(c: Context<AppEnv>, { form, values, problem }: Profil
 
 export const profilePages = new Hono<AppEnv>()
   .get('/profile', requireSession, (c) => profilePage(c, {}))
-  .post('/profile', sameOriginForm, requireSession, async (c) => {
-    const fields = await readForm(c);
-    return handleForm(
-      c,
-      async () => {
+  .post(
+    '/profile',
+    sameOriginForm,
+    requireSession,
+    formHandler(
+      async (c, fields) => {
         await updateProfile(c.var.db, c.var.session.userId, parseForm(UpdateProfileBody, fields));
         return c.redirect('/dashboard/profile', 303);
       },
-      (problem) => profilePage(c, { form: 'profile', values: fields, problem }, problem.status),
-    );
-  })
-  .post('/password', sameOriginForm, requireSession, async (c) => {
-    const fields = await readForm(c);
-    const { id, userId } = c.var.session;
-    return handleForm(
-      c,
-      async () => {
+      (c, fields, problem) => profilePage(c, { form: 'profile', values: fields, problem }, problem.status),
+    ),
+  )
+  .post(
+    '/password',
+    sameOriginForm,
+    requireSession,
+    formHandler(
+      async (c, fields) => {
         const body = parseForm(ChangePasswordBody, fields);
-        await changePassword(c.var.db, userId, body.current_password, body.new_password, id);
+        await changePassword(c.var.db, c.var.session.userId, body.current_password, body.new_password, c.var.session.id);
         return c.redirect('/dashboard/profile', 303);
       },
-      (problem) => profilePage(c, { form: 'password', problem }, problem.status),
-    );
-  });
+      (c, _fields, problem) => profilePage(c, { form: 'password', problem }, problem.status),
+    ),
+  );

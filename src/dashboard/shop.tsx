@@ -6,7 +6,7 @@ import { PurchaseBody } from '../routes/orders';
 import { purchase } from '../services/orders';
 import { listStock, type StockEntry } from '../services/stock';
 import { Alert, Field, IdempotencyKey, Money, Select } from './components';
-import { handleForm, parseForm, readForm, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from './forms';
+import { formHandler, parseForm, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from './forms';
 import { page } from './layout';
 
 // The shop: the active products of GET /stock with their pack sizes, and "Buy", which is POST /orders: the same
@@ -79,25 +79,25 @@ async function shopPage(c: Context<AppEnv>, { values, problem }: ShopView, statu
 
 export const shopPages = new Hono<AppEnv>()
   .get('/shop', requireSession, (c) => shopPage(c, {}))
-  .post('/shop', sameOriginForm, requireSession, async (c) => {
-    const fields = await readForm(c);
-    const { userId } = c.var.session;
-    return handleForm(
-      c,
-      async () => {
+  .post(
+    '/shop',
+    sameOriginForm,
+    requireSession,
+    formHandler(
+      async (c, fields) => {
         const body = parseForm(PurchaseBody, fields, ['product_id', 'quantity']);
         return redirectOnce(
           c,
           fields,
           body,
           async (claim) => {
-            const { order } = await purchase(c.var.db, userId, body.product_id, body.quantity, claim);
+            const { order } = await purchase(c.var.db, c.var.session.userId, body.product_id, body.quantity, claim);
             await purgeStock(c, [body.product_id]);
             return `/dashboard/orders/${order.id}`;
           },
           async (orderId) => `/dashboard/orders/${orderId}`,
         );
       },
-      (problem) => shopPage(c, { values: fields, problem }, problem.status),
-    );
-  });
+      (c, fields, problem) => shopPage(c, { values: fields, problem }, problem.status),
+    ),
+  );

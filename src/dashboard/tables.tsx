@@ -1,41 +1,38 @@
+import type { Child } from 'hono/jsx';
 import type { DepositRow, OrderRow, TransactionRow } from '../db/schema';
 import { Money, Status, When } from './components';
 
-// The lists several pages show. Narrow screens scroll a table sideways inside its frame; the page itself never does.
+// The lists the pages show. Narrow screens scroll a table sideways inside its frame (the page itself never does) and
+// drop the columns marked `hide-narrow`. The caption is for screen readers: a visible heading names each table.
 
-export function OrdersTable({ orders, caption }: { orders: OrderRow[]; caption: string }) {
-  if (orders.length === 0) return <p class="empty">No orders yet. The shop is one click away.</p>;
+export interface Column<Row> {
+  label: Child;
+  /** `num` (right-aligned figures), `hide-narrow` (not on phones). */
+  class?: 'num' | 'hide-narrow';
+  cell: (row: Row) => Child;
+}
+
+export function DataTable<Row>({ caption, rows, empty, columns }: { caption: string; rows: Row[]; empty: string; columns: Column<Row>[] }) {
+  if (rows.length === 0) return <p class="empty">{empty}</p>;
   return (
     <div class="table-wrap">
       <table>
         <caption class="visually-hidden">{caption}</caption>
         <thead>
           <tr>
-            <th scope="col">Order</th>
-            <th scope="col">Product</th>
-            <th scope="col" class="num">Quantity</th>
-            <th scope="col" class="num">Total</th>
-            <th scope="col">Status</th>
-            <th scope="col" class="hide-narrow">Placed</th>
+            {columns.map((column) => (
+              <th scope="col" class={column.class}>
+                {column.label}
+              </th>
+            ))}
           </tr>
         </thead>
         <tbody>
-          {orders.map((o) => (
+          {rows.map((row) => (
             <tr>
-              <td>
-                <a href={`/dashboard/orders/${o.id}`}>{o.orderNumber}</a>
-              </td>
-              <td>{o.productName}</td>
-              <td class="num">{o.quantity}</td>
-              <td class="num">
-                <Money cents={o.totalAmountCents} />
-              </td>
-              <td>
-                <Status value={o.status} />
-              </td>
-              <td class="hide-narrow">
-                <When iso={o.createdAt} />
-              </td>
+              {columns.map((column) => (
+                <td class={column.class}>{column.cell(row)}</td>
+              ))}
             </tr>
           ))}
         </tbody>
@@ -44,84 +41,58 @@ export function OrdersTable({ orders, caption }: { orders: OrderRow[]; caption: 
   );
 }
 
-export function TransactionsTable({ transactions, caption }: { transactions: TransactionRow[]; caption: string }) {
-  if (transactions.length === 0) return <p class="empty">No wallet transactions yet.</p>;
-  return (
-    <div class="table-wrap">
-      <table>
-        <caption class="visually-hidden">{caption}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Description</th>
-            <th scope="col" class="num">Amount</th>
-            <th scope="col" class="num">Balance after</th>
-            <th scope="col" class="hide-narrow">Date</th>
-          </tr>
-        </thead>
-        <tbody>
-          {transactions.map((t) => (
-            <tr>
-              <td>
-                {t.description} <span class="muted">{`(${t.type})`}</span>
-              </td>
-              <td class="num">
-                <Money cents={t.amountCents} />
-              </td>
-              <td class="num">
-                <Money cents={t.balanceAfterCents} />
-              </td>
-              <td class="hide-narrow">
-                <When iso={t.createdAt} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
-  );
-}
+const ORDER_COLUMNS: Column<OrderRow>[] = [
+  { label: 'Order', cell: (o) => <a href={`/dashboard/orders/${o.id}`}>{o.orderNumber}</a> },
+  { label: 'Product', cell: (o) => o.productName },
+  { label: 'Quantity', class: 'num', cell: (o) => o.quantity },
+  { label: 'Total', class: 'num', cell: (o) => <Money cents={o.totalAmountCents} /> },
+  { label: 'Status', cell: (o) => <Status value={o.status} /> },
+  { label: 'Placed', class: 'hide-narrow', cell: (o) => <When iso={o.createdAt} /> },
+];
 
-export function DepositsTable({ deposits }: { deposits: DepositRow[] }) {
-  if (deposits.length === 0) return <p class="empty">No deposits yet.</p>;
-  return (
-    <div class="table-wrap">
-      <table>
-        <caption class="visually-hidden">Deposits</caption>
-        <thead>
-          <tr>
-            <th scope="col">Deposit</th>
-            <th scope="col" class="num">Amount</th>
-            <th scope="col" class="hide-narrow">Method</th>
-            <th scope="col">Status</th>
-            <th scope="col" class="hide-narrow">Created</th>
-          </tr>
-        </thead>
-        <tbody>
-          {deposits.map((d) => (
-            <tr>
-              <td>
-                {`#${d.id}`}
-                {d.status === 'pending' && d.paymentUrl && (
-                  <>
-                    {' '}
-                    <a href={d.paymentUrl}>Pay now</a>
-                  </>
-                )}
-              </td>
-              <td class="num">
-                <Money cents={d.amountCents} />
-              </td>
-              <td class="hide-narrow">{d.cryptoCurrency ? `${d.gateway} (${d.cryptoCurrency})` : d.gateway}</td>
-              <td>
-                <Status value={d.status} />
-              </td>
-              <td class="hide-narrow">
-                <When iso={d.createdAt} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
-  );
-}
+export const OrdersTable = ({ orders, caption }: { orders: OrderRow[]; caption: string }) => (
+  <DataTable caption={caption} rows={orders} empty="No orders yet. The shop is one click away." columns={ORDER_COLUMNS} />
+);
+
+const TRANSACTION_COLUMNS: Column<TransactionRow>[] = [
+  {
+    label: 'Description',
+    cell: (t) => (
+      <>
+        {t.description} <span class="muted">{`(${t.type})`}</span>
+      </>
+    ),
+  },
+  { label: 'Amount', class: 'num', cell: (t) => <Money cents={t.amountCents} /> },
+  { label: 'Balance after', class: 'num', cell: (t) => <Money cents={t.balanceAfterCents} /> },
+  { label: 'Date', class: 'hide-narrow', cell: (t) => <When iso={t.createdAt} /> },
+];
+
+export const TransactionsTable = ({ transactions, caption }: { transactions: TransactionRow[]; caption: string }) => (
+  <DataTable caption={caption} rows={transactions} empty="No wallet transactions yet." columns={TRANSACTION_COLUMNS} />
+);
+
+const DEPOSIT_COLUMNS: Column<DepositRow>[] = [
+  {
+    label: 'Deposit',
+    cell: (d) => (
+      <>
+        {`#${d.id}`}
+        {d.status === 'pending' && d.paymentUrl && (
+          <>
+            {' '}
+            <a href={d.paymentUrl}>Pay now</a>
+          </>
+        )}
+      </>
+    ),
+  },
+  { label: 'Amount', class: 'num', cell: (d) => <Money cents={d.amountCents} /> },
+  { label: 'Method', class: 'hide-narrow', cell: (d) => (d.cryptoCurrency ? `${d.gateway} (${d.cryptoCurrency})` : d.gateway) },
+  { label: 'Status', cell: (d) => <Status value={d.status} /> },
+  { label: 'Created', class: 'hide-narrow', cell: (d) => <When iso={d.createdAt} /> },
+];
+
+export const DepositsTable = ({ deposits }: { deposits: DepositRow[] }) => (
+  <DataTable caption="Deposits" rows={deposits} empty="No deposits yet." columns={DEPOSIT_COLUMNS} />
+);

@@ -6,8 +6,8 @@ import { DepositBody } from '../routes/wallet';
 import { createDeposit, getDeposit, listDeposits } from '../services/deposits';
 import { CRYPTO_CURRENCIES, DEFAULT_CRYPTO_CURRENCY, GATEWAYS } from '../services/gateways';
 import { getBalanceCents, listTransactions } from '../services/wallet';
-import { Alert, Field, IdempotencyKey, Money, Pager, Select } from './components';
-import { handleForm, parseForm, readForm, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from './forms';
+import { Alert, Field, IdempotencyKey, Money, Pager, Select, Stat } from './components';
+import { formHandler, parseForm, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from './forms';
 import { page } from './layout';
 import { DepositsTable, TransactionsTable } from './tables';
 
@@ -36,12 +36,9 @@ async function walletPage(c: Context<AppEnv>, { values, problem }: WalletView, s
       children: (
         <>
           <dl class="stats">
-            <div>
-              <dt>Balance</dt>
-              <dd>
-                <Money cents={balanceCents} />
-              </dd>
-            </div>
+            <Stat label="Balance">
+              <Money cents={balanceCents} />
+            </Stat>
           </dl>
           <section class="card" aria-labelledby="add-funds">
             <h2 id="add-funds">Add funds</h2>
@@ -75,12 +72,13 @@ async function walletPage(c: Context<AppEnv>, { values, problem }: WalletView, s
 
 export const walletPages = new Hono<AppEnv>()
   .get('/wallet', requireSession, (c) => walletPage(c, {}))
-  .post('/wallet/deposit', sameOriginForm, requireSession, async (c) => {
-    const fields = await readForm(c);
-    const { userId } = c.var.session;
-    return handleForm(
-      c,
-      async () => {
+  .post(
+    '/wallet/deposit',
+    sameOriginForm,
+    requireSession,
+    formHandler(
+      async (c, fields) => {
+        const { userId } = c.var.session;
         const body = parseForm(DepositBody, fields, ['amount']);
         const request = { amountCents: body.amount, gateway: body.gateway, cryptoCurrency: body.crypto_currency };
         return redirectOnce(
@@ -91,6 +89,6 @@ export const walletPages = new Hono<AppEnv>()
           async (depositId) => (await getDeposit(c.var.db, userId, depositId)).paymentUrl ?? '/dashboard/wallet',
         );
       },
-      (problem) => walletPage(c, { values: fields, problem }, problem.status),
-    );
-  });
+      (c, fields, problem) => walletPage(c, { values: fields, problem }, problem.status),
+    ),
+  );
