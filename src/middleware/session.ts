@@ -19,7 +19,10 @@ export const setSessionCookie = (c: Context, token: string) =>
 export const clearSessionCookie = (c: Context) => deleteCookie(c, SESSION_COOKIE, COOKIE);
 
 /** Where sign-in sends the browser back to: this page with its query, or the path a form posted to. */
-const returnPath = (c: Context) => (c.req.method === 'GET' ? new URL(c.req.url).pathname + new URL(c.req.url).search : c.req.path);
+function returnPath(c: Context): string {
+  const url = new URL(c.req.url);
+  return c.req.method === 'GET' ? url.pathname + url.search : url.pathname;
+}
 
 /**
  * Dashboard pages and form posts: resolves the session (one query) and sets `session`, or answers 303 to the sign-in
