@@ -260,3 +260,15 @@ describe('last_used_at', () => {
     expect(Date.parse(lastUsed!)).toBeGreaterThanOrEqual(Date.parse(created.created_at));
   });
 });
+
+describe('concurrent revocations', () => {
+  it('ten concurrent DELETEs of one key: exactly one revokes it (200), the others find nothing (404)', async () => {
+    const user = await newUser();
+    const spare = await call('/api-keys', { key: user.key, body: { name: 'spare' } });
+    const statuses = await Promise.all(
+      Array.from({ length: 10 }, () => call(`/api-keys/${spare.json.data.id}`, { key: user.key, method: 'DELETE' }).then((r) => r.status)),
+    );
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 404)).toHaveLength(9);
+  });
+});

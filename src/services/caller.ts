@@ -58,7 +58,12 @@ export async function readAs(d1: Db, caller: Caller, reads: SQL[]): Promise<D1Re
  * write settled as committed needs no proof: its writes only apply for a valid credential (and may have revoked it).
  */
 export async function writeAs(d1: Db, caller: Caller, plan: Omit<WritePlan, 'before'>): Promise<D1Result[]> {
+  return (await writeOutcomeAs(d1, caller, plan)).reads;
+}
+
+/** `writeAs`, also saying whether a fault hid the outcome and the reads, run alone afterwards, settled it. */
+export async function writeOutcomeAs(d1: Db, caller: Caller, plan: Omit<WritePlan, 'before'>): Promise<{ reads: D1Result[]; settled: boolean }> {
   const { before, reads, settled } = await writeBatch(d1, { ...plan, before: [caller.proof] });
   if (!settled) prove(caller, before[0]);
-  return reads;
+  return { reads, settled };
 }
