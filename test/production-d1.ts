@@ -1,7 +1,8 @@
 // A production-faithful D1 for the tests: the real local D1 underneath, wrapped so that it enforces the limits
 // production D1 enforces and the emulator ignores, injects the faults production D1 has, and records every round
 // trip. The worker under test gets a fresh wrapper per invocation (test/contract.ts), as production counts queries
-// per invocation.
+// per invocation. The bench serves its worker through the same wrapper (bench/instrumented-entry.ts), which may also
+// delay each round trip by a modelled network time.
 
 export const D1_LIMITS = {
   boundParameters: 100,
@@ -36,12 +37,15 @@ export interface InvocationOptions {
   record?: (trip: RoundTrip) => void;
   /** Told when the fetch handler has returned its response (later trips are waitUntil work). */
   responded?: () => void;
+  /** Modelled network time of a round trip in ms, spent half on the way there and half on the way back (bench). */
+  networkMs?: (trip: RoundTrip) => number;
 }
 
 const WRITE = /\b(INSERT|UPDATE|DELETE|REPLACE)\b/i;
 const encoder = new TextEncoder();
 
 const limitError = (message: string) => new Error(`D1_ERROR: ${message}`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 class Invocation {
   queries = 0;
@@ -60,18 +64,28 @@ class Invocation {
     if (this.queries > D1_LIMITS.queriesPerInvocation) throw limitError('Too many API requests by single worker invocation.');
   }
 
-  /** One round trip: limits, then maybe a fault before executing, the work, maybe a fault after committing. */
+  /**
+   * One round trip: limits, then maybe a fault before executing, the work, maybe a fault after committing. Recorded
+   * when it ends: work handed to waitUntil may start before the response but ends after it, unwaited for.
+   */
   async trip<T>(statements: LimitedStatement[], toPrimary: boolean, work: () => Promise<T>): Promise<T> {
     this.check(statements);
     const writes = statements.some((s) => WRITE.test(s.sqlText));
-    this.options.record?.({ statements: statements.length, toPrimary, writes });
+    const roundTrip = { statements: statements.length, toPrimary, writes };
+    const networkMs = this.options.networkMs?.(roundTrip) ?? 0;
     const faults = this.options.faults;
     const fault = faults && faults.random() < faults.rate ? (faults.random() < 0.5 ? 'before' : 'after') : null;
     const message = fault ? FAULT_MESSAGES[Math.floor(faults!.random() * FAULT_MESSAGES.length)] : '';
-    if (fault === 'before') throw new Error(message);
-    const result = await work();
-    if (fault === 'after') throw new Error(message);
-    return result;
+    try {
+      if (networkMs > 0) await sleep(networkMs / 2);
+      if (fault === 'before') throw new Error(message);
+      const result = await work();
+      if (networkMs > 0) await sleep(networkMs / 2);
+      if (fault === 'after') throw new Error(message);
+      return result;
+    } finally {
+      this.options.record?.(roundTrip);
+    }
   }
 }
 
