@@ -59,7 +59,7 @@ export function runCommand(args, { cwd = ROOT, children } = {}) {
 
 /**
  * The production bundle, exactly as `wrangler deploy` would upload it. Returns the entry module's path. With `entry`,
- * the same build from a generated copy of wrangler.toml whose `main` is that file (the profiling bundle).
+ * the same build from a generated copy of wrangler.toml whose `main` is that file (bench/instrumented-entry.ts).
  */
 export async function buildWorker(outDir, children, entry) {
   let config = join(ROOT, 'wrangler.toml');
@@ -73,6 +73,29 @@ export async function buildWorker(outDir, children, entry) {
   const [script] = readdirSync(outDir).filter((f) => f.endsWith('.js'));
   if (!script) throw new Error(`wrangler produced no bundle in ${outDir}`);
   return join(outDir, script);
+}
+
+export const CEILING_SOURCE = join(ROOT, 'bench', 'ceiling-worker.mjs');
+
+/**
+ * The ceiling worker as one module (it imports the purchase's statements from src), bundled by wrangler's own esbuild
+ * for workerd. Returns the bundle's path.
+ */
+export async function bundleCeiling(outDir) {
+  const esbuild = wranglerRequire('esbuild');
+  const outfile = join(outDir, 'ceiling-worker.mjs');
+  await esbuild.build({
+    entryPoints: [CEILING_SOURCE],
+    outfile,
+    bundle: true,
+    format: 'esm',
+    target: 'es2022',
+    platform: 'neutral',
+    conditions: ['workerd', 'worker', 'browser'],
+    mainFields: ['module', 'main'],
+    logLevel: 'error',
+  });
+  return outfile;
 }
 
 /**
