@@ -109,8 +109,9 @@ ${cfg.levels.map(items).join(', ')}. Load: autocannon, ${cfg.connections} connec
 ${cfg.duration_s} s per case, from a separate process. Rate limits raised to ${int(cfg.bench_rate_limit)}/min for the run.
 
 ${model ? `**Latency model:** every D1 round trip of the API delayed by ${model.primary_ms} ms to the primary and ${model.replica_ms} ms to a
-replica (a replica-eligible read), half each way, inside the worker; latencies are what a far client sees, at a light
-load (${cfg.connections} connections). Ceilings and reference rows are not run in this mode.
+replica (a replica-eligible read), half each way, inside the worker; latencies are what a far client sees, with
+${cfg.connections} connection(s) (no queue in front of the one workerd thread). Ceilings and reference rows are not run in
+this mode.
 
 ` : ''}${markdownTable(tableRows(results))}
 

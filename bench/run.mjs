@@ -6,9 +6,9 @@
 //   --quick              small data and seconds per case (what CI runs; results go to bench/results/quick.*)
 //   --rtt primary=MS,replica=MS
 //                        latency model of a far client: every D1 round trip of the API is delayed by MS (to the
-//                        primary, or to a nearby replica for a replica-eligible read); runs the API cases only, at a
-//                        light load, against latency targets. Results: bench/results/latest-rtt.* (quick: quick-rtt.*)
-//   --connections N      concurrent connections per case (default 20; quick 10; --rtt 2)
+//                        primary, or to a nearby replica for a replica-eligible read); runs the API cases only, one
+//                        connection, against latency targets. Results: bench/results/latest-rtt.* (quick: quick-rtt.*)
+//   --connections N      concurrent connections per case (default 20; quick 10; --rtt 1)
 //   --duration S         measured seconds per case (default 15; quick 2)
 //   --warmup S           warm-up seconds per case (default 3; quick 1)
 //   --host H, --port P   where the API listens (default 127.0.0.1:8810); the API without cache takes P + 1, the
@@ -74,11 +74,12 @@ const LATENCY_MODEL = opts.rtt ? parseRtt(opts.rtt) : null;
 const PROFILE = QUICK
   ? { products: 200, users: 50, levels: [1_000, 5_000, 20_000], connections: 10, warmup: 1, duration: 2 }
   : { products: 10_000, users: 1_000, levels: [10_000, 100_000, 1_000_000], connections: 20, warmup: 3, duration: 15 };
-// A far client's latency is measured at a light load: a saturated workerd thread would add its queue to every request
-// and measure this machine's capacity, which the throughput cases already do.
-const RTT_CONNECTIONS = 2;
+// A far client's latency is measured one request at a time: with many connections the one workerd thread would add
+// its queue to every request and measure this machine's capacity, which the throughput cases already do.
+const RTT_CONNECTIONS = 1;
 const CONNECTIONS = Number(opts.connections ?? (LATENCY_MODEL ? RTT_CONNECTIONS : PROFILE.connections));
-const SCALING_ROUNDS = 2; // runs of each scaling point (the best p50 counts)
+// Runs of each scaling point (the best p50 counts); one in quick runs, which only keep the harness from rotting.
+const SCALING_ROUNDS = QUICK ? 1 : 2;
 const WARMUP = Number(opts.warmup ?? PROFILE.warmup);
 const DURATION = Number(opts.duration ?? PROFILE.duration);
 const HOST = opts.host;
