@@ -43,6 +43,12 @@ const HEADERS = {
   cpu: 'workerd µs/req',
   others: 'other procs (cores)',
 };
+/** The main table's columns: a latency-model run measures no ceiling, so it has no ratio. */
+export function caseHeaders(results) {
+  if (!results.config.latency_model) return HEADERS;
+  const { ceiling, ratio, ...headers } = HEADERS;
+  return headers;
+}
 const RIGHT = new Set(['rps', 'p50', 'p99', 'errors', 'trips', 'primary', 'ratio', 'cpu', 'others', 'purchase_p50', 'purchase_p99', 'purchase_rps', 'stock_p50', 'stock_p99', 'stock_rps']);
 
 export function textTable(rows, headers = HEADERS) {
@@ -105,24 +111,23 @@ Node ${results.versions.node}, wrangler ${results.versions.wrangler}, miniflare 
 workerd ${results.versions.workerd}. Load average before the run: ${m.loadavg_start.join(' / ')}; after: ${m.loadavg_end.join(' / ')}.
 
 Harness: ${results.harness}. Data: ${int(cfg.products)} products, ${int(cfg.users)} users, stock items at
-${cfg.levels.map(items).join(', ')}. Load: autocannon, ${cfg.connections} connections, ${cfg.warmup_s} s warm-up then
+${cfg.levels.map(items).join(', ')}. Load: autocannon, ${cfg.connections} connection${cfg.connections === 1 ? '' : 's'}, ${cfg.warmup_s} s warm-up then
 ${cfg.duration_s} s per case, from a separate process. Rate limits raised to ${int(cfg.bench_rate_limit)}/min for the run.
 
 ${model ? `**Latency model:** every D1 round trip of the API delayed by ${model.primary_ms} ms to the primary and ${model.replica_ms} ms to a
-replica (a replica-eligible read), half each way, inside the worker; latencies are what a far client sees, with
-${cfg.connections} connection(s) (no queue in front of the one workerd thread). Ceilings and reference rows are not run in
-this mode.
+replica (a replica-eligible read), half each way, inside the worker; latencies are what a far client sees, one request
+at a time (no queue in front of the one workerd thread). Ceilings and reference rows are not run in this mode.
 
-` : ''}${markdownTable(tableRows(results))}
+` : ''}${markdownTable(tableRows(results), caseHeaders(results))}
 
 ${Object.values(results.ceilings)
   .filter((c) => c.drift !== null && c.drift > 0.15)
   .map((c) => `**Note:** the ceiling "${c.name}" moved ${(c.drift * 100).toFixed(0)}% between its two measurements: the machine was not steady during this run.\n\n`)
   .join('')}\`D1 trips/req\`: D1 round trips per request before the response (a batch is one), \`to primary\`: those on the
 binding itself, on a \`first-primary\` session or after a write in that session (bench/instrumented-entry.ts, the
-tests' test/production-d1.ts). Ratios: each case against the least its route must do, its ceiling (measured in this
-run, right before and after the case for the targets, before and after all cases for the empty worker and the D1
-write; the mean is used). \`workerd µs/req\`: CPU time of the workerd process (all threads) per request during the
+tests' test/production-d1.ts).${model ? '' : ` Ratios: each case against the least its route must do, its ceiling (measured in
+this run, right before and after the case for the targets, before and after all cases for the empty worker and the D1
+write; the mean is used).`} \`workerd µs/req\`: CPU time of the workerd process (all threads) per request during the
 measured run; \`other procs\`: CPU (in cores) used by everything else on the machine meanwhile, the noise of the run.
 
 ## Targets
@@ -137,7 +142,7 @@ ${markdownTable(
     logged: int(c.worker.logged),
     cache: Object.entries(c.worker.cache).map(([k, v]) => `${k} ${int(v)}`).join(', ') || '–',
     statuses: Object.entries(c.statuses).map(([k, v]) => `${k}: ${int(v)}`).join(', '),
-    trips: c.round_trips ? Object.entries(c.round_trips.per_request).map(([k, v]) => `${k}: ${int(v)}`).join(', ') : '–',
+    distribution: c.round_trips ? Object.entries(c.round_trips.per_request).map(([k, v]) => `${k}: ${int(v)}`).join(', ') : '–',
     after: c.round_trips ? `${int(c.round_trips.after_response.trips)} (${int(c.round_trips.after_response.to_primary)} to primary)` : '–',
   })),
   {
@@ -145,7 +150,7 @@ ${markdownTable(
     logged: 'request log lines',
     cache: 'cache (from the log)',
     statuses: 'statuses seen by the client',
-    trips: 'requests by D1 trips/to primary',
+    distribution: 'requests by D1 trips/to primary',
     after: 'D1 trips after responses',
   },
 )}
