@@ -5,9 +5,9 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { bundleCeiling, CEILING_SOURCE, childEnv, loadMiniflare, loadWrangler, ROOT, versions, wranglerBin } from './harness.mjs';
+import { bundledModule, childEnv, loadMiniflare, loadWrangler, ROOT, versions, wranglerBin } from './harness.mjs';
 
 const { values: opts } = parseArgs({
   options: {
@@ -43,12 +43,13 @@ process.on('exit', () => {
 });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(130));
 
-// wrangler bundles the source itself; Miniflare serves the bundle (bench/harness.mjs, bundleCeiling).
-const ceiling = await bundleCeiling(join(work, 'ceiling'));
+const ceiling = join(ROOT, 'bench', 'ceiling-worker.mjs');
+// wrangler bundles the source itself; Miniflare is given it bundled (it imports from src).
+const ceilingModule = await bundledModule(ceiling);
 const config = join(work, 'wrangler.toml');
 writeFileSync(
   config,
-  `name = "bench-ceiling"\nmain = ${JSON.stringify(CEILING_SOURCE)}\ncompatibility_date = "${COMPAT_DATE}"\ncompatibility_flags = ["nodejs_compat"]\n\n` +
+  `name = "bench-ceiling"\nmain = ${JSON.stringify(ceiling)}\ncompatibility_date = "${COMPAT_DATE}"\ncompatibility_flags = ["nodejs_compat"]\n\n` +
     `[[d1_databases]]\nbinding = "DB"\ndatabase_name = "bench"\ndatabase_id = "00000000-0000-0000-0000-00000000beef"\n`,
 );
 
@@ -126,7 +127,7 @@ const harnesses = [
           enableDevRegistry: false,
           cf: { colo: 'BENCH' },
           resourcePersistencePath: join(work, 'mf'),
-          workers: [{ name: 'ceiling', modules: true, rootPath: dirname(ceiling), scriptPath: ceiling, compatibilityDate: COMPAT_DATE, compatibilityFlags: ['nodejs_compat'], d1Databases: { DB: 'bench-db' } }],
+          workers: [{ name: 'ceiling', modules: true, ...ceilingModule, compatibilityDate: COMPAT_DATE, compatibilityFlags: ['nodejs_compat'], d1Databases: { DB: 'bench-db' } }],
         }),
       );
       const url = await mf.ready;
@@ -149,8 +150,7 @@ const harnesses = [
             {
               name: 'ceiling',
               modules: true,
-              rootPath: dirname(ceiling),
-              scriptPath: ceiling,
+              ...ceilingModule,
               compatibilityDate: COMPAT_DATE,
               compatibilityFlags: ['nodejs_compat'],
               d1Databases: { DB: 'bench-db' },

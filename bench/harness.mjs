@@ -59,7 +59,7 @@ export function runCommand(args, { cwd = ROOT, children } = {}) {
 
 /**
  * The production bundle, exactly as `wrangler deploy` would upload it. Returns the entry module's path. With `entry`,
- * the same build from a generated copy of wrangler.toml whose `main` is that file (bench/instrumented-entry.ts).
+ * the same build from a generated copy of wrangler.toml whose `main` is that file (the profiling bundle).
  */
 export async function buildWorker(outDir, children, entry) {
   let config = join(ROOT, 'wrangler.toml');
@@ -73,29 +73,6 @@ export async function buildWorker(outDir, children, entry) {
   const [script] = readdirSync(outDir).filter((f) => f.endsWith('.js'));
   if (!script) throw new Error(`wrangler produced no bundle in ${outDir}`);
   return join(outDir, script);
-}
-
-export const CEILING_SOURCE = join(ROOT, 'bench', 'ceiling-worker.mjs');
-
-/**
- * The ceiling worker as one module (it imports the purchase's statements from src), bundled by wrangler's own esbuild
- * for workerd. Returns the bundle's path.
- */
-export async function bundleCeiling(outDir) {
-  const esbuild = wranglerRequire('esbuild');
-  const outfile = join(outDir, 'ceiling-worker.mjs');
-  await esbuild.build({
-    entryPoints: [CEILING_SOURCE],
-    outfile,
-    bundle: true,
-    format: 'esm',
-    target: 'es2022',
-    platform: 'neutral',
-    conditions: ['workerd', 'worker', 'browser'],
-    mainFields: ['module', 'main'],
-    logLevel: 'error',
-  });
-  return outfile;
 }
 
 /**
@@ -160,8 +137,7 @@ export async function startWorkers({ apiScript, ceilingScript, config, host, api
         {
           ...common,
           name: 'ceiling',
-          rootPath: dirname(ceilingScript),
-          scriptPath: ceilingScript,
+          ...(await bundledModule(ceilingScript)),
           ratelimits: { RATE_LIMITER: { namespace_id: '9001', simple: { limit: config.benchRateLimit, period: 60 } } },
           unsafeDirectSockets: [{ host, port: ceilingPort }],
         },
@@ -175,4 +151,25 @@ export async function startWorkers({ apiScript, ceilingScript, config, host, api
     throw err;
   }
   return mf;
+}
+
+/**
+ * A worker's source as one ES module for Miniflare, bundled in memory by wrangler's own esbuild for workerd: the
+ * ceiling worker imports the purchase's statements from src (TypeScript), which workerd cannot load as they are.
+ */
+export async function bundledModule(source) {
+  const esbuild = wranglerRequire('esbuild');
+  const { outputFiles } = await esbuild.build({
+    entryPoints: [source],
+    outfile: source.replace(/\.m?js$/, '.bundle.mjs'), // named only: nothing is written
+    write: false,
+    bundle: true,
+    format: 'esm',
+    target: 'es2022',
+    platform: 'neutral',
+    conditions: ['workerd', 'worker', 'browser'],
+    mainFields: ['module', 'main'],
+    logLevel: 'error',
+  });
+  return { modules: [{ type: 'ESModule', path: outputFiles[0].path, contents: outputFiles[0].text }] };
 }

@@ -31,7 +31,7 @@ import { accessSync, constants, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bestsellerCount, loadProducts, loadStockTo, loadUsers, migrate } from './data.mjs';
-import { buildWorker, bundleCeiling, loadWrangler, productionConfig, ROOT, startWorkers, versions } from './harness.mjs';
+import { buildWorker, loadWrangler, productionConfig, ROOT, startWorkers, versions } from './harness.mjs';
 import { caseHeaders, items, markdownReport, roundTripsText, scalingChart, scalingRows, SCALING_HEADERS, tableRows, targetRows, TARGET_HEADERS, textTable } from './report.mjs';
 import { bundleModules, profileMarkdown, startProfiling, summarise } from './profile.mjs';
 import { AUDIT_CHECKS } from '../src/services/audit.ts';
@@ -97,6 +97,7 @@ const EXTRA_VARS = Object.fromEntries(opts.var.map((v) => v.split(/=(.*)/s).slic
 const MAX_CASE_REQUESTS = Math.ceil(3_000 * (WARMUP + DURATION));
 const RESULTS_DIR = join(ROOT, 'bench', 'results');
 const LOAD_SCRIPT = join(ROOT, 'bench', 'load.mjs');
+const CEILING_SCRIPT = join(ROOT, 'bench', 'ceiling-worker.mjs');
 const INSTRUMENTED_ENTRY = join(ROOT, 'bench', 'instrumented-entry.ts');
 // What the instrumented entry reads from its vars: the latency model, and statement counts when profiling.
 const BENCH_VARS = {
@@ -365,13 +366,13 @@ async function main() {
   // Build and start ------------------------------------------------------------------------------------------------
   let t = Date.now();
   // The app is served through bench/instrumented-entry.ts: its D1 binding counts round trips (and may delay them).
-  const [apiScript, ceilingScript] = await Promise.all([buildWorker(join(work, 'build'), children, INSTRUMENTED_ENTRY), bundleCeiling(join(work, 'ceiling'))]);
-  log(`  built the production bundle behind bench/instrumented-entry.ts (wrangler deploy --dry-run) and the ceiling worker in ${secondsSince(t).toFixed(1)} s`);
+  const apiScript = await buildWorker(join(work, 'build'), children, INSTRUMENTED_ENTRY);
+  log(`  built the production bundle behind bench/instrumented-entry.ts (wrangler deploy --dry-run) in ${secondsSince(t).toFixed(1)} s`);
   const config = await productionConfig(BENCH_RATE_LIMIT);
   t = Date.now();
   mf = await startWorkers({
     apiScript,
-    ceilingScript,
+    ceilingScript: CEILING_SCRIPT,
     config,
     host: HOST,
     apiPort: API_PORT,
