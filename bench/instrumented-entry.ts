@@ -121,6 +121,7 @@ function networkModel(env: Env): ((trip: RoundTrip) => number) | undefined {
 }
 
 export default {
+  ...worker, // every other handler (scheduled, and any added later) is the worker's own, uninstrumented
   async fetch(request: Request, env: Env, ctx: ExecutionContext) {
     const { pathname } = new URL(request.url);
     if (pathname === '/__bench/round-trips') {
@@ -166,5 +167,4 @@ export default {
       tally.per_request[key] = (tally.per_request[key] ?? 0) + 1;
     }
   },
-  scheduled: worker.scheduled,
 } satisfies ExportedHandler<Env>;
