@@ -1,15 +1,24 @@
 // The ceilings of `npm run bench`, served by the same runtime, harness and D1 database as the API under test, with
-// no framework, no middleware and no auth:
-//   GET  /empty      a small JSON body and nothing else: what the runtime costs per request (the read ceiling);
-//                    ?bytes=N answers an N-byte body instead (a ceiling for a response as big as GET /stock).
+// no framework, no middleware and no auth: the least each route must do, alone.
+//   GET  /empty      a small JSON body and nothing else: what the runtime costs per request;
+//                    ?bytes=N answers an N-byte body instead (a response as big as GET /stock).
 //   POST /d1-write   one bound INSERT of one row into a bench-only table (created by the bench, never by the
-//                    migrations): what one D1 write costs (the write ceiling).
-// and the platform primitives the API's routes are made of, one call each, to explain the ratios:
-//   GET  /d1-read    one SELECT of one row by primary key (users.balance_cents).
+//                    migrations): what one D1 write costs.
+//   GET  /d1-read    one SELECT of one row by primary key (users.balance_cents): one D1 round trip, the least an
+//                    authenticated read must do (the ceiling of GET /wallet/balance).
+//   POST /purchase-batch  {key_hash, product_id, quantity}: a purchase's own batch, once, on the raw binding: the
+//                    statements src/services/orders.ts `purchase` builds (with the same code, so they never drift),
+//                    for an API key given by its hash; no framework, middleware, rate limit, retry wrapper, cache
+//                    purge or log (the ceiling of POST /orders).
+//   GET  /cache-hit  one caches.default.match that hits (an entry stored on first use; ?bytes=N for an N-byte body:
+//                    at the size of GET /stock, the ceiling of a cached GET /stock).
+// and one more platform primitive the routes are made of, to explain the ratios:
 //   GET  /ratelimit  one call of the Rate Limiting binding (limits raised for the bench, as for the API).
-//   GET  /cache-hit  one caches.default.match that hits (an entry stored on first use; ?bytes=N for an N-byte body,
-//                    e.g. the size of GET /stock, else the empty worker's body).
-// This worker exists only in the bench: it is not part of the production bundle or of wrangler.toml.
+// This worker exists only in the bench: it is not part of the production bundle or of wrangler.toml. It imports the
+// purchase from src, so it is bundled before use (bench/harness.mjs, bundleCeiling).
+import { apiKeyCaller } from '../src/services/caller';
+import { purchase } from '../src/services/orders';
+
 const CREATE_TABLE = 'CREATE TABLE IF NOT EXISTS bench_writes (id INTEGER PRIMARY KEY, note TEXT NOT NULL, created_at TEXT NOT NULL)';
 let tableCreated = false;
 const EMPTY = JSON.stringify({ success: true, data: {} });
@@ -44,6 +53,11 @@ export default {
       case '/d1-read': {
         const row = await env.DB.prepare('SELECT balance_cents FROM users WHERE id = ?1').bind(1).first();
         return ok(row);
+      }
+      case '/purchase-batch': {
+        const { key_hash: keyHash, product_id: productId, quantity } = await request.json();
+        const { order } = await purchase(env.DB, apiKeyCaller(keyHash), productId, quantity);
+        return ok({ id: order.id }, 201);
       }
       case '/ratelimit': {
         const { success } = await env.RATE_LIMITER.limit({ key: 'bench' });

@@ -7,7 +7,7 @@ import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { childEnv, loadMiniflare, loadWrangler, ROOT, versions, wranglerBin } from './harness.mjs';
+import { bundledModule, childEnv, loadMiniflare, loadWrangler, ROOT, versions, wranglerBin } from './harness.mjs';
 
 const { values: opts } = parseArgs({
   options: {
@@ -44,6 +44,8 @@ process.on('exit', () => {
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(130));
 
 const ceiling = join(ROOT, 'bench', 'ceiling-worker.mjs');
+// wrangler bundles the source itself; Miniflare is given it bundled (it imports from src).
+const ceilingModule = await bundledModule(ceiling);
 const config = join(work, 'wrangler.toml');
 writeFileSync(
   config,
@@ -125,7 +127,7 @@ const harnesses = [
           enableDevRegistry: false,
           cf: { colo: 'BENCH' },
           resourcePersistencePath: join(work, 'mf'),
-          workers: [{ name: 'ceiling', modules: true, rootPath: join(ROOT, 'bench'), scriptPath: ceiling, compatibilityDate: COMPAT_DATE, compatibilityFlags: ['nodejs_compat'], d1Databases: { DB: 'bench-db' } }],
+          workers: [{ name: 'ceiling', modules: true, ...ceilingModule, compatibilityDate: COMPAT_DATE, compatibilityFlags: ['nodejs_compat'], d1Databases: { DB: 'bench-db' } }],
         }),
       );
       const url = await mf.ready;
@@ -148,8 +150,7 @@ const harnesses = [
             {
               name: 'ceiling',
               modules: true,
-              rootPath: join(ROOT, 'bench'),
-              scriptPath: ceiling,
+              ...ceilingModule,
               compatibilityDate: COMPAT_DATE,
               compatibilityFlags: ['nodejs_compat'],
               d1Databases: { DB: 'bench-db' },

@@ -134,8 +134,7 @@ export async function startWorkers({ apiScript, ceilingScript, config, host, api
         {
           ...common,
           name: 'ceiling',
-          rootPath: dirname(ceilingScript),
-          scriptPath: ceilingScript,
+          ...(await bundledModule(ceilingScript)),
           ratelimits: { RATE_LIMITER: { namespace_id: '9001', simple: { limit: config.benchRateLimit, period: 60 } } },
           unsafeDirectSockets: [{ host, port: ceilingPort }],
         },
@@ -149,4 +148,25 @@ export async function startWorkers({ apiScript, ceilingScript, config, host, api
     throw err;
   }
   return mf;
+}
+
+/**
+ * A worker's source as one ES module for Miniflare, bundled in memory by wrangler's own esbuild for workerd: the
+ * ceiling worker imports the purchase's statements from src (TypeScript), which workerd cannot load as they are.
+ */
+export async function bundledModule(source) {
+  const esbuild = wranglerRequire('esbuild');
+  const { outputFiles } = await esbuild.build({
+    entryPoints: [source],
+    outfile: source.replace(/\.m?js$/, '.bundle.mjs'), // named only: nothing is written
+    write: false,
+    bundle: true,
+    format: 'esm',
+    target: 'es2022',
+    platform: 'neutral',
+    conditions: ['workerd', 'worker', 'browser'],
+    mainFields: ['module', 'main'],
+    logLevel: 'error',
+  });
+  return { modules: [{ type: 'ESModule', path: outputFiles[0].path, contents: outputFiles[0].text }] };
 }

@@ -1,8 +1,29 @@
-// Bench-only entry for `npm run bench -- --profile`: the API worker unchanged, with its D1 binding instrumented to
-// count every statement it runs and the rows each one reads and writes (as reported by D1's result meta), so a
-// profile names the statements behind each route. GET /__bench/statements returns the counts since the last call and
-// resets them. Never deployed: bench/run.mjs builds it into a separate bundle for profiling runs only.
+// The API worker as `npm run bench` serves it: src/index unchanged, every invocation on the tests' production-faithful
+// D1 (test/production-d1.ts: D1's limits enforced, every round trip recorded, "to the primary" as the round-trip test
+// counts it: on the binding itself, on a `first-primary` session, or after a write in that session; a batch is one).
+// - Round trips: counted per invocation, before its response and after it (waitUntil work). GET /__bench/round-trips
+//   returns the tally since the last call and resets it; bench/run.mjs reads it around each measured run.
+// - Latency model (`--rtt primary=80,replica=10`): the vars BENCH_RTT_PRIMARY_MS and BENCH_RTT_REPLICA_MS delay each
+//   round trip by the network time a far location pays to the primary or to a nearby replica, half each way.
+// - Statements (`--profile`, var BENCH_STATEMENTS=true): every statement run and the rows it read and wrote (D1's
+//   result meta). GET /__bench/statements returns the counts since the last call and resets them.
+// Never deployed: bench/run.mjs builds this file in place of src/index.ts.
 import worker from '../src/index';
+import { productionD1, type RoundTrip } from '../test/production-d1';
+
+interface RoundTripTally {
+  requests: number;
+  /** Round trips before the response (what a client waits for), and how many of them went to the primary. */
+  trips: number;
+  to_primary: number;
+  /** Requests by `trips/to primary` before the response, e.g. { "1/0": 950, "2/1": 50 }. */
+  per_request: Record<string, number>;
+  /** Round trips after the response (waitUntil bookkeeping): no client waits for them. */
+  after_response: { trips: number; to_primary: number };
+}
+
+const newTally = (): RoundTripTally => ({ requests: 0, trips: 0, to_primary: 0, per_request: {}, after_response: { trips: 0, to_primary: 0 } });
+let tally = newTally();
 
 interface StatementStats {
   sql: string;
@@ -13,7 +34,7 @@ interface StatementStats {
 
 const stats = new Map<string, StatementStats>();
 const sqlOf = new WeakMap<object, string>();
-let requests = 0;
+let statementRequests = 0;
 let patched = false;
 
 const normalise = (sql: string) => sql.replace(/\s+/g, ' ').trim();
@@ -84,19 +105,66 @@ function instrument<T extends D1Database | D1DatabaseSession>(db: T): T {
   });
 }
 
-type Env = Record<string, unknown> & { DB: D1Database };
+type Env = Record<string, unknown> & {
+  DB: D1Database;
+  BENCH_RTT_PRIMARY_MS?: string;
+  BENCH_RTT_REPLICA_MS?: string;
+  BENCH_STATEMENTS?: string;
+};
+
+/** The modelled network time of a round trip, or none when the run has no latency model. */
+function networkModel(env: Env): ((trip: RoundTrip) => number) | undefined {
+  const primaryMs = Number(env.BENCH_RTT_PRIMARY_MS ?? 0);
+  const replicaMs = Number(env.BENCH_RTT_REPLICA_MS ?? 0);
+  if (!primaryMs && !replicaMs) return undefined;
+  return (trip) => (trip.toPrimary ? primaryMs : replicaMs);
+}
 
 export default {
+  ...worker, // every other handler (scheduled, and any added later) is the worker's own, uninstrumented
   async fetch(request: Request, env: Env, ctx: ExecutionContext) {
-    if (new URL(request.url).pathname === '/__bench/statements') {
-      const body = { requests, statements: [...stats.values()].sort((a, b) => b.calls - a.calls) };
-      stats.clear();
-      requests = 0;
+    const { pathname } = new URL(request.url);
+    if (pathname === '/__bench/round-trips') {
+      const body = tally;
+      tally = newTally();
       return Response.json(body);
     }
-    patchStatements(env.DB);
-    requests++;
-    return worker.fetch(request, { ...env, DB: instrument(env.DB) } as never, ctx);
+    if (pathname === '/__bench/statements') {
+      const body = { requests: statementRequests, statements: [...stats.values()].sort((a, b) => b.calls - a.calls) };
+      stats.clear();
+      statementRequests = 0;
+      return Response.json(body);
+    }
+    let binding = env.DB;
+    if (env.BENCH_STATEMENTS === 'true') {
+      patchStatements(env.DB);
+      statementRequests++;
+      binding = instrument(env.DB);
+    }
+    let responded = false;
+    let trips = 0;
+    let toPrimary = 0;
+    const db = productionD1(binding, {
+      record: (trip) => {
+        if (responded) {
+          tally.after_response.trips++;
+          if (trip.toPrimary) tally.after_response.to_primary++;
+          return;
+        }
+        trips++;
+        if (trip.toPrimary) toPrimary++;
+      },
+      networkMs: networkModel(env),
+    });
+    try {
+      return await worker.fetch(request, { ...env, DB: db } as never, ctx);
+    } finally {
+      responded = true;
+      tally.requests++;
+      tally.trips += trips;
+      tally.to_primary += toPrimary;
+      const key = `${trips}/${toPrimary}`;
+      tally.per_request[key] = (tally.per_request[key] ?? 0) + 1;
+    }
   },
-  scheduled: worker.scheduled,
 } satisfies ExportedHandler<Env>;

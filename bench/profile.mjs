@@ -22,8 +22,9 @@ export function bundleModules(bundlePath) {
   const lines = readFileSync(bundlePath, 'utf8').split('\n');
   const starts = [];
   lines.forEach((line, i) => {
-    // esbuild names modules relative to the config's directory: keep the part from src/, bench/ or node_modules/ on.
-    const m = /^\/\/ (?:\S*?\/)?((?:src|bench|node_modules)\/\S+)$/.exec(line);
+    // esbuild names modules relative to the config's directory: keep the part from src/, bench/, test/ (the D1
+    // wrapper of bench/instrumented-entry.ts) or node_modules/ on.
+    const m = /^\/\/ (?:\S*?\/)?((?:src|bench|test|node_modules)\/\S+)$/.exec(line);
     if (m) starts.push([i, m[1]]);
   });
   return (line) => {

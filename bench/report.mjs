@@ -4,6 +4,14 @@ const int = (n) => Math.round(n).toLocaleString('en-US');
 const ms = (n) => (n === undefined || n === null ? '–' : n < 10 ? n.toFixed(1) : String(Math.round(n)));
 const ratio = (n) => (n === undefined || n === null ? '–' : `${n.toFixed(2)}×`);
 export const items = (n) => (n >= 1_000_000 ? `${n / 1_000_000}M` : n >= 1_000 ? `${n / 1_000}k` : String(n));
+// A mean per request: exact when every request made the same number, else two decimals.
+const perRequest = (n, requests) => (requests ? (Number.isInteger(n / requests) ? String(n / requests) : (n / requests).toFixed(2)) : '–');
+
+/** D1 round trips per request before the response, from bench/instrumented-entry.ts: "1 trip/req (1 to primary)". */
+export function roundTripsText(rt) {
+  const trips = perRequest(rt.trips, rt.requests);
+  return `${trips} trip${trips === '1' ? '' : 's'}/req (${perRequest(rt.to_primary, rt.requests)} to primary)`;
+}
 
 /** Rows of the main table: one per case of the final level, with its ceiling ratio. */
 export function tableRows(results) {
@@ -13,6 +21,8 @@ export function tableRows(results) {
     p50: ms(c.latency_ms.p50),
     p99: ms(c.latency_ms.p99),
     errors: String(c.errors),
+    trips: c.round_trips ? perRequest(c.round_trips.trips, c.round_trips.requests) : '–',
+    primary: c.round_trips ? perRequest(c.round_trips.to_primary, c.round_trips.requests) : '–',
     ceiling: c.ceiling ?? '–',
     ratio: ratio(c.ratio),
     cpu: c.cpu ? int(c.cpu.workerd_cpu_us_per_request) : '–',
@@ -26,12 +36,20 @@ const HEADERS = {
   p50: 'p50 ms',
   p99: 'p99 ms',
   errors: 'errors',
+  trips: 'D1 trips/req',
+  primary: 'to primary',
   ceiling: 'ceiling',
   ratio: 'ratio',
   cpu: 'workerd µs/req',
   others: 'other procs (cores)',
 };
-const RIGHT = new Set(['rps', 'p50', 'p99', 'errors', 'ratio', 'cpu', 'others', 'purchase_p50', 'purchase_p99', 'purchase_rps', 'stock_p50', 'stock_p99', 'stock_rps']);
+/** The main table's columns: a latency-model run measures no ceiling, so it has no ratio. */
+export function caseHeaders(results) {
+  if (!results.config.latency_model) return HEADERS;
+  const { ceiling, ratio, ...headers } = HEADERS;
+  return headers;
+}
+const RIGHT = new Set(['rps', 'p50', 'p99', 'errors', 'trips', 'primary', 'ratio', 'cpu', 'others', 'purchase_p50', 'purchase_p99', 'purchase_rps', 'stock_p50', 'stock_p99', 'stock_rps']);
 
 export function textTable(rows, headers = HEADERS) {
   const keys = Object.keys(headers);
@@ -85,39 +103,37 @@ export const TARGET_HEADERS = { target: 'target', wanted: 'wanted', measured: 'm
 export function markdownReport(results) {
   const m = results.machine;
   const cfg = results.config;
-  return `# Bench results (${results.mode})
+  const model = cfg.latency_model;
+  return `# Bench results (${results.mode}${model ? ', latency model' : ''})
 
 Measured ${results.finished_at} on ${m.cpu_model} (${m.cpus} cores), ${m.memory_gib} GiB RAM, ${m.os};
 Node ${results.versions.node}, wrangler ${results.versions.wrangler}, miniflare ${results.versions.miniflare},
 workerd ${results.versions.workerd}. Load average before the run: ${m.loadavg_start.join(' / ')}; after: ${m.loadavg_end.join(' / ')}.
 
 Harness: ${results.harness}. Data: ${int(cfg.products)} products, ${int(cfg.users)} users, stock items at
-${cfg.levels.map(items).join(', ')}. Load: autocannon, ${cfg.connections} connections, ${cfg.warmup_s} s warm-up then
+${cfg.levels.map(items).join(', ')}. Load: autocannon, ${cfg.connections} connection${cfg.connections === 1 ? '' : 's'}, ${cfg.warmup_s} s warm-up then
 ${cfg.duration_s} s per case, from a separate process. Rate limits raised to ${int(cfg.bench_rate_limit)}/min for the run.
 
-${markdownTable(tableRows(results))}
+${model ? `**Latency model:** every D1 round trip of the API delayed by ${model.primary_ms} ms to the primary and ${model.replica_ms} ms to a
+replica (a replica-eligible read), half each way, inside the worker; latencies are what a far client sees, one request
+at a time (no queue in front of the one workerd thread). Ceilings and reference rows are not run in this mode.
 
-${['empty', 'd1_write']
-  .filter((k) => results.ceilings[k].drift !== null && results.ceilings[k].drift > 0.15)
-  .map((k) => `**Note:** the ${k === 'empty' ? 'empty-worker' : 'D1-write'} ceiling moved ${(results.ceilings[k].drift * 100).toFixed(0)}% between its two measurements: the machine was not steady during this run.\n\n`)
-  .join('')}Ratios: public and authenticated reads against the empty worker, writes against the bare one-row D1 write
-(ceilings measured in this run, before and after the cases; the mean is used). \`workerd µs/req\`: CPU time of the
-workerd process (all threads) per request during the measured run; \`other procs\`: CPU (in cores) used by everything
-else on the machine meanwhile, the noise of the run.
+` : ''}${markdownTable(tableRows(results), caseHeaders(results))}
+
+${Object.values(results.ceilings)
+  .filter((c) => c.drift !== null && c.drift > 0.15)
+  .map((c) => `**Note:** the ceiling "${c.name}" moved ${(c.drift * 100).toFixed(0)}% between its two measurements: the machine was not steady during this run.\n\n`)
+  .join('')}\`D1 trips/req\`: D1 round trips per request before the response (a batch is one), \`to primary\`: those on the
+binding itself, on a \`first-primary\` session or after a write in that session (bench/instrumented-entry.ts, the
+tests' test/production-d1.ts).${model ? '' : ` Ratios: each case against the least its route must do, its ceiling (measured in
+this run, right before and after the case for the targets, before and after all cases for the empty worker and the D1
+write; the mean is used).`} \`workerd µs/req\`: CPU time of the workerd process (all threads) per request during the
+measured run; \`other procs\`: CPU (in cores) used by everything else on the machine meanwhile, the noise of the run.
 
 ## Targets
 
 ${markdownTable(targetRows(results), TARGET_HEADERS)}
-
-## Latency by stock size
-
-${markdownTable(scalingRows(results), SCALING_HEADERS)}
-
-Each point is the best (lowest p50) of ${results.scaling[0]?.rounds_p50_ms.purchase_p50.length ?? 1} runs: interference from other work on a shared
-machine only ever adds latency. Every run is listed in the last column.
-
-![purchase and /stock latency by stock size](${results.files.chart})
-
+${results.scaling.length ? scalingSection(results) : ''}
 ## Worker-side observations
 
 ${markdownTable(
@@ -126,13 +142,36 @@ ${markdownTable(
     logged: int(c.worker.logged),
     cache: Object.entries(c.worker.cache).map(([k, v]) => `${k} ${int(v)}`).join(', ') || '–',
     statuses: Object.entries(c.statuses).map(([k, v]) => `${k}: ${int(v)}`).join(', '),
+    distribution: c.round_trips ? Object.entries(c.round_trips.per_request).map(([k, v]) => `${k}: ${int(v)}`).join(', ') : '–',
+    after: c.round_trips ? `${int(c.round_trips.after_response.trips)} (${int(c.round_trips.after_response.to_primary)} to primary)` : '–',
   })),
-  { name: 'case', logged: 'request log lines', cache: 'cache (from the log)', statuses: 'statuses seen by the client' },
+  {
+    name: 'case',
+    logged: 'request log lines',
+    cache: 'cache (from the log)',
+    statuses: 'statuses seen by the client',
+    distribution: 'requests by D1 trips/to primary',
+    after: 'D1 trips after responses',
+  },
 )}
+
+D1 trips after responses: bookkeeping handed to \`waitUntil\` (an API key's \`last_used_at\`, at most once a minute per
+key); no client waits for them.
 
 Ledger audit after the run: ${results.audit.ok ? 'all checks passed' : `FAILED: ${results.audit.failed.join('; ')}`}.
 Total run time: ${int(results.elapsed_s)} s (loading ${int(results.load_s)} s).
 `;
+}
+
+function scalingSection(results) {
+  return `
+## Latency by stock size
+
+${markdownTable(scalingRows(results), SCALING_HEADERS)}
+
+Each point is the best (lowest p50) of ${results.scaling[0].rounds_p50_ms.purchase_p50.length} runs: interference from other work on a shared
+machine only ever adds latency. Every run is listed in the last column.
+${results.files.chart ? `\n![purchase and /stock latency by stock size](${results.files.chart})\n` : ''}`;
 }
 
 /**

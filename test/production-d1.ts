@@ -1,7 +1,8 @@
 // A production-faithful D1 for the tests: the real local D1 underneath, wrapped so that it enforces the limits
 // production D1 enforces and the emulator ignores, injects the faults production D1 has, and records every round
 // trip. The worker under test gets a fresh wrapper per invocation (test/contract.ts), as production counts queries
-// per invocation.
+// per invocation. The bench serves its worker through the same wrapper (bench/instrumented-entry.ts), which may also
+// delay each round trip by a modelled network time.
 
 export const D1_LIMITS = {
   boundParameters: 100,
@@ -36,12 +37,18 @@ export interface InvocationOptions {
   record?: (trip: RoundTrip) => void;
   /** Told when the fetch handler has returned its response (later trips are waitUntil work). */
   responded?: () => void;
+  /** Modelled network time of a round trip in ms, spent half on the way there and half on the way back (bench). */
+  networkMs?: (trip: RoundTrip) => number;
 }
 
 const WRITE = /\b(INSERT|UPDATE|DELETE|REPLACE)\b/i;
 const encoder = new TextEncoder();
 
 const limitError = (message: string) => new Error(`D1_ERROR: ${message}`);
+// UTF-8 takes at most 3 bytes per UTF-16 code unit, so only a string longer than a third of the limit is encoded
+// (the bench runs every request through this wrapper).
+const utf8Over = (text: string, limit: number) => text.length * 3 > limit && encoder.encode(text).length > limit;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 class Invocation {
   queries = 0;
@@ -49,29 +56,39 @@ class Invocation {
 
   check(statements: LimitedStatement[]) {
     for (const s of statements) {
-      if (encoder.encode(s.sqlText).length > D1_LIMITS.sqlBytes) throw limitError('Statement too long: SQLITE_TOOBIG');
+      if (utf8Over(s.sqlText, D1_LIMITS.sqlBytes)) throw limitError('Statement too long: SQLITE_TOOBIG');
       if (s.values.length > D1_LIMITS.boundParameters) throw limitError('too many SQL variables: SQLITE_ERROR');
       for (const value of s.values) {
-        const bytes = typeof value === 'string' ? encoder.encode(value).length : value instanceof ArrayBuffer ? value.byteLength : 0;
-        if (bytes > D1_LIMITS.valueBytes) throw limitError('string or blob too big: SQLITE_TOOBIG');
+        const over = typeof value === 'string' ? utf8Over(value, D1_LIMITS.valueBytes) : value instanceof ArrayBuffer && value.byteLength > D1_LIMITS.valueBytes;
+        if (over) throw limitError('string or blob too big: SQLITE_TOOBIG');
       }
     }
     this.queries += statements.length;
     if (this.queries > D1_LIMITS.queriesPerInvocation) throw limitError('Too many API requests by single worker invocation.');
   }
 
-  /** One round trip: limits, then maybe a fault before executing, the work, maybe a fault after committing. */
+  /**
+   * One round trip: limits, then maybe a fault before executing, the work, maybe a fault after committing. Recorded
+   * when it ends: work handed to waitUntil may start before the response but ends after it, unwaited for.
+   */
   async trip<T>(statements: LimitedStatement[], toPrimary: boolean, work: () => Promise<T>): Promise<T> {
     this.check(statements);
     const writes = statements.some((s) => WRITE.test(s.sqlText));
-    this.options.record?.({ statements: statements.length, toPrimary, writes });
+    const roundTrip = { statements: statements.length, toPrimary, writes };
+    const networkMs = this.options.networkMs?.(roundTrip) ?? 0;
     const faults = this.options.faults;
     const fault = faults && faults.random() < faults.rate ? (faults.random() < 0.5 ? 'before' : 'after') : null;
     const message = fault ? FAULT_MESSAGES[Math.floor(faults!.random() * FAULT_MESSAGES.length)] : '';
-    if (fault === 'before') throw new Error(message);
-    const result = await work();
-    if (fault === 'after') throw new Error(message);
-    return result;
+    try {
+      if (networkMs > 0) await sleep(networkMs / 2);
+      if (fault === 'before') throw new Error(message);
+      const result = await work();
+      if (networkMs > 0) await sleep(networkMs / 2);
+      if (fault === 'after') throw new Error(message);
+      return result;
+    } finally {
+      this.options.record?.(roundTrip);
+    }
   }
 }
 

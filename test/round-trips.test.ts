@@ -10,6 +10,8 @@ import type { RoundTrip } from './production-d1';
 interface Measured {
   status: number;
   trips: RoundTrip[];
+  /** Trips that ended after the response: waitUntil work, which no client waits for. */
+  after: RoundTrip[];
 }
 
 let restore: (() => void) | undefined;
@@ -18,11 +20,12 @@ afterEach(() => restore?.());
 /** One request, with the D1 round trips it made before its response (waitUntil work after it is not counted). */
 async function measure(path: string, options: CallOptions): Promise<Measured> {
   const trips: RoundTrip[] = [];
+  const after: RoundTrip[] = [];
   let responded = false;
-  restore = useInvocationOptions(() => ({ record: (trip) => !responded && trips.push(trip), responded: () => (responded = true) }));
+  restore = useInvocationOptions(() => ({ record: (trip) => (responded ? after : trips).push(trip), responded: () => (responded = true) }));
   try {
     const res = await call(path, options);
-    return { status: res.status, trips };
+    return { status: res.status, trips, after };
   } finally {
     restore();
   }
@@ -160,6 +163,14 @@ describe('D1 round trips per request', () => {
     const replay = await measure('/orders', options);
     expect(replay.status).toBe(201);
     expect(replay.trips.length).toBeLessThanOrEqual(2);
+  });
+
+  it("a key's first request writes last_used_at after its response: a trip no client waits for", async () => {
+    const user = await newUser();
+    const { status, trips, after } = await measure('/wallet/balance', { key: user.key });
+    expect(status).toBe(200);
+    expect(trips.length).toBe(1);
+    expect(after.map((t) => [t.toPrimary, t.writes])).toEqual([[true, true]]);
   });
 
   it('a request with a bad key makes at most one round trip and answers 401', async () => {
