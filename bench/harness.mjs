@@ -59,11 +59,11 @@ export function runCommand(args, { cwd = ROOT, children } = {}) {
 
 /**
  * The production bundle, exactly as `wrangler deploy` would upload it. Returns the entry module's path. With `entry`,
- * the same build with that file as the entry point (the profiling bundle), left unminified: bench/profile.mjs
- * attributes samples to modules by the path comments esbuild writes between them.
+ * the same build with that file as the entry point (the instrumented bench entry). `unminified` for profiling:
+ * bench/profile.mjs attributes samples to modules by the path comments esbuild writes between them.
  */
-export async function buildWorker(outDir, children, entry) {
-  const variant = entry ? [entry, '--no-minify'] : [];
+export async function buildWorker(outDir, children, entry, unminified = false) {
+  const variant = [...(entry ? [entry] : []), ...(unminified ? ['--no-minify'] : [])];
   await runCommand([wranglerBin, 'deploy', ...variant, '--dry-run', '--outdir', outDir, '--config', join(ROOT, 'wrangler.toml')], { children });
   const [script] = readdirSync(outDir).filter((f) => f.endsWith('.js'));
   if (!script) throw new Error(`wrangler produced no bundle in ${outDir}`);

@@ -366,7 +366,7 @@ async function main() {
   // Build and start ------------------------------------------------------------------------------------------------
   let t = Date.now();
   // The app is served through bench/instrumented-entry.ts: its D1 binding counts round trips (and may delay them).
-  const apiScript = await buildWorker(join(work, 'build'), children, INSTRUMENTED_ENTRY);
+  const apiScript = await buildWorker(join(work, 'build'), children, INSTRUMENTED_ENTRY, PROFILING);
   log(`  built the production bundle behind bench/instrumented-entry.ts (wrangler deploy --dry-run) in ${secondsSince(t).toFixed(1)} s`);
   const config = await productionConfig(BENCH_RATE_LIMIT);
   t = Date.now();
