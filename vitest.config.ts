@@ -25,6 +25,7 @@ export default defineConfig({
           ALLOW_LOCAL_WEBHOOK_URLS: 'true',
           WEBHOOK_RETRY_BASE_SECONDS: '60',
           WEBHOOK_MAX_ATTEMPTS: '10',
+          DASHBOARD_SIGNUP: 'open',
           // One log line per request would bury test output; test/logging.test.ts turns it on.
           LOG_REQUESTS: 'false',
         },
@@ -34,6 +35,11 @@ export default defineConfig({
           API_KEY_RATE_LIMITER: { namespace_id: '1001', simple: { limit: 100_000, period: 60 } },
           PUBLIC_RATE_LIMITER: { namespace_id: '1002', simple: { limit: 100_000, period: 60 } },
           TINY_RATE_LIMITER: { namespace_id: '1099', simple: { limit: 3, period: 60 } },
+          // The dashboard's limits are the contract's own numbers (test/dashboard-throttle.test.ts counts to them);
+          // tests that sign in spread over client IPs and emails instead.
+          SIGN_IN_EMAIL_RATE_LIMITER: { namespace_id: '1003', simple: { limit: 5, period: 60 } },
+          SIGN_IN_IP_RATE_LIMITER: { namespace_id: '1004', simple: { limit: 30, period: 60 } },
+          SIGN_UP_IP_RATE_LIMITER: { namespace_id: '1005', simple: { limit: 10, period: 60 } },
         },
       },
     }),

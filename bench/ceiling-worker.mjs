@@ -14,6 +14,7 @@
 //                    at the size of GET /stock, the ceiling of a cached GET /stock).
 // and one more platform primitive the routes are made of, to explain the ratios:
 //   GET  /ratelimit  one call of the Rate Limiting binding (limits raised for the bench, as for the API).
+//   GET  /pbkdf2     one PBKDF2-SHA256 of 100,000 iterations, as the API's password check does (src/lib/crypto.ts).
 // This worker exists only in the bench: it is not part of the production bundle or of wrangler.toml. It imports the
 // purchase from src, so it is bundled before use (bench/harness.mjs, bundleCeiling).
 import { apiKeyCaller } from '../src/services/caller';
@@ -71,6 +72,12 @@ export default {
         const response = new Response(bodyOf(bytes), { headers: { ...json, 'Cache-Control': 'public, max-age=3600' } });
         ctx.waitUntil(caches.default.put(key, response.clone()));
         return response;
+      }
+      case '/pbkdf2': {
+        const key = await crypto.subtle.importKey('raw', new TextEncoder().encode('bench-password'), 'PBKDF2', false, ['deriveBits']);
+        const salt = crypto.getRandomValues(new Uint8Array(16));
+        await crypto.subtle.deriveBits({ name: 'PBKDF2', hash: 'SHA-256', salt, iterations: 100_000 }, key, 256);
+        return ok({ iterations: 100_000 });
       }
       default:
         return new Response(JSON.stringify({ success: false, code: 'NOT_FOUND' }), { status: 404, headers: json });

@@ -4,8 +4,9 @@
 // one JSON line with the measured run's figures.
 //
 // Case:
-//   { url, connections, warmupSeconds, durationSeconds, consume?,
+//   { url, connections, warmupSeconds, durationSeconds, consume?, expectedStatus?,
 //     requests: [{ method, path, headers?, body? }, ...] }
+// A response is an error unless it is a 2xx, or exactly `expectedStatus` when the case names one (a form post's 303).
 // `requests` is one sequence shared by all connections: request n (counted across warm-up and measured run) is
 // requests[n % requests.length], so a list of distinct users is used in turn. With `consume: true` every entry is
 // used at most once (orders to cancel, stock to buy): the runs stop before the list runs out.
@@ -32,6 +33,8 @@ function randomIds(k, n) {
 const expand = (path, n) =>
   path.replace(/\{n\}/g, String(n)).replace(/\{ids:(\d+):(\d+)\}/g, (_, k, max) => randomIds(Number(k), Number(max)));
 
+const succeeded = (status) => (spec.expectedStatus ? status === spec.expectedStatus : status >= 200 && status < 300);
+
 let next = 0;
 const samples = [];
 const statuses = {};
@@ -54,7 +57,7 @@ function run(durationSeconds, maxRequests) {
             },
             onResponse: (status, body) => {
               statuses[status] = (statuses[status] ?? 0) + 1;
-              if ((status < 200 || status >= 300) && samples.length < 3) samples.push({ status, body: String(body).slice(0, 300) });
+              if (!succeeded(status) && samples.length < 3) samples.push({ status, body: String(body).slice(0, 300) });
             },
           },
         ],
@@ -80,13 +83,14 @@ const cpuBefore = process.cpuUsage();
 const result = await run(spec.durationSeconds, cap);
 const cpuUsed = process.cpuUsage(cpuBefore);
 const total = result.requests.total;
+const failedResponses = Object.entries(statuses).reduce((sum, [status, count]) => sum + (succeeded(Number(status)) ? 0 : count), 0);
 console.log(
   JSON.stringify({
     requests: total,
     duration_s: result.duration,
     rps: total / result.duration,
     latency_ms: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max, mean: result.latency.average },
-    errors: result.errors + result.timeouts + result.non2xx,
+    errors: result.errors + result.timeouts + failedResponses,
     non2xx: result.non2xx,
     socket_errors: result.errors,
     timeouts: result.timeouts,

@@ -288,9 +288,9 @@ let roundTripBases = new Set();
 /** The API's D1 round trips since the last call (the call resets them), from bench/instrumented-entry.ts. */
 const roundTrips = async (base) => (await fetch(`${base}/__bench/round-trips`)).json();
 
-function runLoad(name, base, requests, { consume = false } = {}) {
+function runLoad(name, base, requests, { consume = false, expectedStatus } = {}) {
   const specFile = join(work, `case-${name.replace(/[^a-z0-9]+/gi, '_')}.json`);
-  writeFileSync(specFile, JSON.stringify({ url: base, connections: CONNECTIONS, warmupSeconds: WARMUP, durationSeconds: DURATION, consume, requests }));
+  writeFileSync(specFile, JSON.stringify({ url: base, connections: CONNECTIONS, warmupSeconds: WARMUP, durationSeconds: DURATION, consume, expectedStatus, requests }));
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [LOAD_SCRIPT, specFile], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(child);
@@ -436,6 +436,14 @@ async function main() {
     return results.map((o) => ({ method: 'POST', path: `${API}/orders/${o.id}/cancel`, headers: { 'X-API-Key': keys[o.user_id - 1] } }));
   };
   const byUser = (method, path) => keys.map((key) => ({ method, path, headers: { 'X-API-Key': key } }));
+  // Dashboard sign-in of each bench user in turn (bench/data.mjs gives them all this password), a same-origin form.
+  const signInRequests = () =>
+    keys.map((_, i) => ({
+      method: 'POST',
+      path: '/dashboard/sign-in',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: apiBase },
+      body: new URLSearchParams({ email: `bench-user-${i + 1}@example.com`, password: 'bench-password' }).toString(),
+    }));
   const stockMiss = [{ method: 'GET', path: `${API}/stock` }];
 
   if (SERVE) {
@@ -498,6 +506,7 @@ async function main() {
     await reference('app_root', () => measure('ref: GET /api/v2 (app, no D1)', apiBase, [{ method: 'GET', path: API }]));
     await reference('ratelimit', () => measure('ref: one rate-limiter call', ceilingBase, [{ method: 'GET', path: '/ratelimit' }]));
     await reference('cache_hit', () => measure('ref: one Cache API hit', ceilingBase, [{ method: 'GET', path: '/cache-hit' }]));
+    await reference('pbkdf2', () => measure('ref: one PBKDF2 (100,000 iterations)', ceilingBase, [{ method: 'GET', path: '/pbkdf2' }]));
     const stockBytes = (await (await fetch(`${apiBase}${API}/stock`)).arrayBuffer()).byteLength;
     await reference('empty_stock_size', () => measure(`ref: empty worker, ${(stockBytes / 1024).toFixed(0)} KB body`, ceilingBase, [{ method: 'GET', path: `/empty?bytes=${stockBytes}` }]));
     await bracketed(['cache_hit_stock_size', get(`/cache-hit?bytes=${stockBytes}`)], 'stock_hit', () =>
@@ -515,6 +524,7 @@ async function main() {
     await runCase('orders_q100', async () => measure('POST /orders qty 100', apiBase, await purchaseRequests(100), { consume: true }));
     await runCase('cancel', async () => measure('POST /orders/{id}/cancel', apiBase, await cancelRequests(), { consume: true }));
     await runCase('orders_list', () => measure('GET /orders', apiBase, byUser('GET', `${API}/orders`)));
+    await runCase('sign_in', () => measure('POST /dashboard/sign-in (303)', apiBase, signInRequests(), { expectedStatus: 303 }));
     await runtimeCeilings('after');
     if (stockMissFinal && q1 && !LATENCY_MODEL) {
       const stock = [stockMissFinal];

@@ -1,4 +1,5 @@
-// `npm run dev`: local D1 migrated, demo data seeded on an empty database, demo API key printed, wrangler dev up.
+// `npm run dev`: local D1 migrated, demo data seeded on an empty database, the dashboard URL, demo user and demo API key
+// printed, wrangler dev up.
 // Extra arguments go to `wrangler dev` (e.g. `npm run dev -- --var ADMIN_TOKEN:secret`).
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { assertNodeVersion, spawnWrangler, wrangler } from './wrangler.mjs';
@@ -40,6 +41,7 @@ if (users === 0) {
 const demoKey = existsSync(DEMO_KEY_FILE) ? readFileSync(DEMO_KEY_FILE, 'utf8').trim() : null;
 const base = `http://localhost:${PORT}/api/v2`;
 const banner = `
+  Dashboard:     http://localhost:${PORT}/dashboard  (sign in as the demo user, or sign up)
   Demo user:     ${DEMO_USER.email} / ${DEMO_USER.password} (wallet: $100.00)
   Demo API key:  ${demoKey ?? '(not known: the database was seeded elsewhere; create a user with POST /admin/users)'}
   Admin token:   see ADMIN_TOKEN in .dev.vars

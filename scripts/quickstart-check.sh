@@ -44,3 +44,13 @@ bash -euo pipefail -c "$CRON" >/dev/null || { echo "quickstart: the README's cro
 for _ in $(seq 1 20); do grep -q '"msg":"scheduled jobs"' "$LOG" && break; sleep 0.5; done
 grep -q '"msg":"scheduled jobs"' "$LOG" || { cat "$LOG"; echo "quickstart: the README's cron trigger did not run the scheduled jobs"; exit 1; }
 echo "quickstart: the README's cron trigger ran the scheduled jobs"
+
+# The dashboard URL and the demo user the banner prints: signing in answers 303 to the dashboard with a session cookie.
+DASHBOARD="$(sed -n 's/.*Dashboard: *\(http[^ ]*\).*/\1/p' "$LOG" | head -1)"
+EMAIL="$(sed -n 's/.*Demo user: *\([^ ]*\) \/ .*/\1/p' "$LOG" | head -1)"
+PASSWORD="$(sed -n 's/.*Demo user: *[^ ]* \/ \([^ ]*\) .*/\1/p' "$LOG" | head -1)"
+SIGN_IN="$(curl -sS -o /dev/null -D - -H "Origin: http://localhost:$PORT" --data-urlencode "email=$EMAIL" \
+  --data-urlencode "password=$PASSWORD" "$DASHBOARD/sign-in" | tr -d '\r')"
+grep -q '^HTTP/1.1 303' <<<"$SIGN_IN" && grep -qi '^location: /dashboard$' <<<"$SIGN_IN" && grep -qi '^set-cookie: dashboard_session=' <<<"$SIGN_IN" \
+  || { echo "$SIGN_IN"; echo "quickstart: the printed demo user could not sign in at $DASHBOARD"; exit 1; }
+echo "quickstart: the printed demo user signs in to the dashboard"

@@ -18,6 +18,8 @@ import { webhooksRouter } from './routes/webhooks';
 import { webhookEndpointsRouter } from './routes/webhook-endpoints';
 import { createCheckoutRouter } from './routes/checkout';
 import { gatewayEventsRouter } from './routes/gateway-events';
+import { createDashboardRouter, dashboardHeaders } from './dashboard';
+import { registerDashboardDocs } from './dashboard/openapi';
 import { API_PREFIX, registerDocument, registerServiceInfo } from './routes/service';
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -38,6 +40,7 @@ export function createApp() {
     // Only the public stock routes opt into caching; everything else is private to its caller.
     if (!c.res.headers.has('Cache-Control')) c.header('Cache-Control', 'no-store');
   });
+  app.use('/dashboard/*', dashboardHeaders);
   const defaultBodyLimit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: payloadTooLarge(MAX_BODY_BYTES) });
   const stockUploadBodyLimit = bodyLimit({ maxSize: MAX_STOCK_UPLOAD_BYTES, onError: payloadTooLarge(MAX_STOCK_UPLOAD_BYTES) });
   app.use('*', (c, next) => (STOCK_UPLOAD_PATH.test(c.req.path) ? stockUploadBodyLimit : defaultBodyLimit)(c, next));
@@ -63,8 +66,10 @@ export function createApp() {
     .route(`${API_PREFIX}/events`, eventsRouter)
     .route(`${API_PREFIX}/webhook-endpoints`, webhookEndpointsRouter);
   app.route('/pay', createCheckoutRouter((request, env, ctx) => app.fetch(request, env, ctx)));
+  app.route('/dashboard', createDashboardRouter(renderError));
 
   registerDocument(app);
+  registerDashboardDocs(app);
 
   app.notFound((c) => renderError(new ApiError('NOT_FOUND', 'No such route.'), c));
   app.onError(renderError);

@@ -23,14 +23,17 @@ export interface Bindings {
   WEBHOOK_DLQ?: Queue<DeliveryMessage>;
   API_KEY_RATE_LIMITER?: RateLimit;
   PUBLIC_RATE_LIMITER?: RateLimit;
+  DASHBOARD_SIGNUP?: string;
+  SIGN_IN_EMAIL_RATE_LIMITER?: RateLimit;
+  SIGN_IN_IP_RATE_LIMITER?: RateLimit;
+  SIGN_UP_IP_RATE_LIMITER?: RateLimit;
 }
-
 
 export interface AppEnv {
   Bindings: Bindings;
   Variables: {
     requestId: string;
-    /** Who the request acts for, proved inside its own D1 batch (src/services/caller.ts). */
+    /** Who the request acts for (an API key, or a dashboard session), proved inside its own D1 batch (src/services/caller.ts). */
     caller: Caller;
     cacheStatus: 'hit' | 'miss' | 'bypass';
     /** This request's D1 session, wrapped by src/db/d1.ts (src/middleware/d1-session.ts). */
@@ -50,6 +53,7 @@ export interface Config {
   allowLocalWebhookUrls: boolean;
   webhookRetryBaseSeconds: number;
   webhookMaxAttempts: number;
+  dashboardSignup: boolean;
 }
 
 function nonNegativeInt(raw: string | undefined, fallback: number): number {
@@ -75,5 +79,6 @@ export function readConfig(env: Bindings): Config {
     webhookRetryBaseSeconds: nonNegativeInt(env.WEBHOOK_RETRY_BASE_SECONDS, 60) || 60,
     // The queue consumer's max_retries (wrangler.toml) is 100: this is the limit that applies.
     webhookMaxAttempts: Math.min(nonNegativeInt(env.WEBHOOK_MAX_ATTEMPTS, 10) || 10, 100),
+    dashboardSignup: env.DASHBOARD_SIGNUP === 'open',
   };
 }

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { useInvocationOptions } from './contract';
 import { buy, call, newDeposit, newProduct, newUser, type CallOptions, type TestUser } from './helpers';
 import type { RoundTrip } from './production-d1';
+import { idempotencyKeyIn, signedInUser, visit, type PageOptions } from './dashboard-helpers';
 
 // Every authenticated request costs one D1 round trip on success (auth travels in the request's own batch), and a
 // GET none on the primary (its batch may be served by a nearby replica). Latency from far away is round trips times
@@ -187,4 +188,58 @@ describe('D1 round trips per request', () => {
     const hit = await measure(`/stock/${product.id}`, {});
     expect(hit.trips).toEqual([]);
   });
+});
+
+describe('D1 round trips per dashboard page', () => {
+  // A page proves its session in its own batch, like an API key: one round trip a page (on the primary: the page a
+  // form redirects to must show what the form did). A form post is one write batch, then a redirect.
+  async function measurePage(path: string, options: PageOptions) {
+    const trips: RoundTrip[] = [];
+    let responded = false;
+    restore = useInvocationOptions(() => ({ record: (trip) => !responded && trips.push(trip), responded: () => (responded = true) }));
+    try {
+      return { ...(await visit(path, options)), trips };
+    } finally {
+      restore();
+    }
+  }
+
+  const pages: Array<[string, (f: Fixtures) => string]> = [
+    ['/dashboard', () => '/dashboard'],
+    ['/dashboard/keys', () => '/dashboard/keys'],
+    ['/dashboard/wallet', () => '/dashboard/wallet'],
+    ['/dashboard/orders', () => '/dashboard/orders'],
+    ['/dashboard/orders/{id}', (f) => `/dashboard/orders/${f.orderId}`],
+    ['/dashboard/orders/{id}/export', (f) => `/dashboard/orders/${f.orderId}/export`],
+    ['/dashboard/shop', () => '/dashboard/shop'],
+    ['/dashboard/profile', () => '/dashboard/profile'],
+  ];
+  for (const [name, path] of pages) {
+    it(`GET ${name}: one round trip`, async () => {
+      const user = await signedInUser({ balance: 50 });
+      const f = await fixtures(user);
+      const res = await measurePage(path(f), { cookie: user.cookie });
+      expect(res.status).toBe(200);
+      expect(res.trips.length, JSON.stringify(res.trips)).toBe(1);
+    });
+  }
+
+  const forms: Array<[string, (f: Fixtures, page: string) => [string, Record<string, string>]]> = [
+    ['Buy', (f, page) => ['/dashboard/shop', { product_id: String(f.productId), quantity: '1', idempotency_key: idempotencyKeyIn(page) }]],
+    ['Add funds', (_f, page) => ['/dashboard/wallet/deposit', { amount: '10', gateway: 'gateway_one', idempotency_key: idempotencyKeyIn(page) }]],
+    ['Cancel order', (f) => [`/dashboard/orders/${f.orderId}/cancel`, { idempotency_key: 'cancel-once' }]],
+    ['Revoke', (f) => [`/dashboard/keys/${f.spareKeyId}/revoke`, {}]],
+    ['profile', () => ['/dashboard/profile', { name: 'Renamed' }]],
+  ];
+  for (const [name, form] of forms) {
+    it(`the ${name} form: one round trip, then a redirect`, async () => {
+      const user = await signedInUser({ balance: 50 });
+      const f = await fixtures(user);
+      const formPage = name === 'Buy' ? '/dashboard/shop' : '/dashboard/wallet';
+      const [path, fields] = form(f, (await visit(formPage, { cookie: user.cookie })).text);
+      const res = await measurePage(path, { cookie: user.cookie, form: fields });
+      expect(res.status, res.text).toBe(303);
+      expect(res.trips.length, JSON.stringify(res.trips)).toBe(1);
+    });
+  }
 });

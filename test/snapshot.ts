@@ -13,6 +13,8 @@ export const SNAPSHOT_TABLES: Record<string, string> = {
   deposits: '*',
   wallet_transactions: '*',
   idempotency_keys: '*',
+  // idle_expires_at left out: using a session slides it forward (after the response) whatever the outcome.
+  sessions: 'id, user_id, token_hash, created_at, expires_at',
 };
 
 /** table -> its rows (ordered by id) as JSON. */

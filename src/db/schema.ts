@@ -279,6 +279,24 @@ export const webhookDeliveries = sqliteTable(
   (t) => [uniqueIndex('webhook_deliveries_attempt_unique').on(t.eventId, t.endpointId, t.attempt)],
 );
 
+export const sessions = sqliteTable(
+  'sessions',
+  {
+    id: integer('id').primaryKey(),
+    userId: integer('user_id').notNull().references(() => users.id),
+    tokenHash: text('token_hash').notNull(),
+    createdAt: text('created_at').notNull(),
+    lastUsedAt: text('last_used_at').notNull(),
+    idleExpiresAt: text('idle_expires_at').notNull(),
+    expiresAt: text('expires_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('sessions_token_hash_unique').on(t.tokenHash),
+    index('sessions_user').on(t.userId),
+    index('sessions_idle_expires').on(t.idleExpiresAt),
+  ],
+);
+
 export type OrderRow = typeof orders.$inferSelect;
 export type DepositRow = typeof deposits.$inferSelect;
 export type TransactionRow = typeof walletTransactions.$inferSelect;

@@ -60,6 +60,15 @@ export async function hashPassword(password: string): Promise<string> {
   return `pbkdf2_sha256$${PBKDF2_ITERATIONS}$${toBase64(salt)}$${toBase64(hash)}`;
 }
 
+/**
+ * A well-formed hash that no password matches (its digest is random, not derived from anything): verifying against it
+ * costs exactly what checking a real password costs, so an unknown account is not told apart by timing.
+ */
+export function decoyPasswordHash(): string {
+  const random = (length: number) => toBase64(crypto.getRandomValues(new Uint8Array(length)));
+  return `pbkdf2_sha256$${PBKDF2_ITERATIONS}$${random(16)}$${random(32)}`;
+}
+
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
   const [scheme, iterations, salt, expected] = stored.split('$');
   if (scheme !== 'pbkdf2_sha256' || !iterations || !salt || !expected) return false;

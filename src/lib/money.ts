@@ -17,8 +17,10 @@ export function centsToAmount(cents: number): number {
   return cents / 100;
 }
 
+/** Cents for people to read: `$1,234.56`, `-$0.07`. */
 export function formatUsd(cents: number): string {
   const sign = cents < 0 ? '-' : '';
   const abs = Math.abs(cents);
-  return `${sign}$${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
+  const dollars = String(Math.floor(abs / 100)).replace(/\B(?=(\d{3})+$)/g, ',');
+  return `${sign}$${dollars}.${String(abs % 100).padStart(2, '0')}`;
 }

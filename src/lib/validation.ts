@@ -47,3 +47,14 @@ export const emailAddress = (field: string) =>
  * neither starts nor ends with one.
  */
 export const IDEMPOTENCY_KEY = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/;
+
+/**
+ * `confirmation` must repeat `field`; the mismatch is reported on `reportOn`, and only once every field is valid on
+ * its own (a confirmation of an invalid value says nothing new).
+ */
+export const withConfirmation = <T extends z.ZodObject>(schema: T, field: string, confirmation: string, reportOn: string): T =>
+  schema.refine((body: Record<string, unknown>) => body[field] === body[confirmation], {
+    path: [reportOn],
+    message: `The ${field} confirmation does not match.`,
+    when: (payload) => payload.issues.length === 0,
+  });

@@ -4,7 +4,7 @@ import type { JSONParsed } from 'hono/utils/types';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { isUniqueViolation } from '../db/errors';
 import type { AppEnv } from '../env';
-import { findClaim, type ClaimRecord, type IdempotencyClaim, type KeyOwner } from '../services/idempotency';
+import { findClaim, type IdempotencyClaim, type KeyOwner } from '../services/idempotency';
 import { sha256Hex } from '../lib/crypto';
 import { ApiError, fieldError } from '../lib/errors';
 import { IDEMPOTENCY_KEY } from '../lib/validation';
@@ -34,34 +34,41 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
+/** Where a request's idempotency key came from: the API's `Idempotency-Key` header or a dashboard form's field. */
+export interface KeySource {
+  key: string | undefined;
+  /** Named in the 422 for a malformed or reused key. */
+  field: string;
+}
+
+/** An effect's outcome: rendered now or from the record; `text` is a response stored whole by an earlier version. */
+export interface Outcome<T, S extends ContentfulStatusCode> extends Rendered<T, S> {
+  replayed: boolean;
+  text?: string;
+}
+
 /**
- * Runs an effectful request under the `Idempotency-Key` header, if one was sent: the same key with the same request
- * replays the first response byte for byte (`Idempotent-Replayed: true`), with another request it is a 422. Only
- * effects are remembered: a request that failed changed nothing and may be retried with the same key.
+ * Runs an effect under an idempotency key, if one was given: the same key with the same request replays the first
+ * outcome, with another request it is a 422. Only effects are remembered: a request that failed changed nothing and
+ * may be retried with the same key. Keys are per user, whichever door (API header, dashboard form) they came through.
  *
  * No lookup precedes the effect: `run` records the claim in the effect's own batch, and a key already held makes
  * that batch fail whole on the key's unique index (or find nothing left to do, when the holder just took the stock
  * or cancelled the order). Only then is the record read, once, and the first outcome rendered from its snapshot.
  */
-export async function idempotent<T extends object, S extends ContentfulStatusCode>(
+export async function runIdempotent<T extends object, S extends ContentfulStatusCode>(
   c: Context<AppEnv>,
+  { key, field }: KeySource,
   input: unknown,
   run: (claim?: IdempotencyClaim) => Promise<Rendered<T, S>>,
   replay: Replay<T, S>,
-): Promise<TypedResponse<JSONParsed<T>, S, 'json'>> {
-  // Replays are rendered from stored rows; the type says what they contain.
-  const typed = (response: Response) => response as unknown as TypedResponse<JSONParsed<T>, S, 'json'>;
-  const key = c.req.header('Idempotency-Key');
-  if (key === undefined) {
-    const { status, body } = await run();
-    return typed(c.json(body, status));
-  }
-  if (!IDEMPOTENCY_KEY.test(key)) throw fieldError('Idempotency-Key', 'Idempotency-Key must be 1 to 255 printable ASCII characters.');
+): Promise<Outcome<T, S>> {
+  if (key === undefined) return { ...(await run()), replayed: false };
+  if (!IDEMPOTENCY_KEY.test(key)) throw fieldError(field, `${field} must be 1 to 255 printable ASCII characters.`);
 
   const requestHash = await sha256Hex(`${c.req.method} ${c.req.path}\n${canonicalJson(input)}`);
   try {
-    const { status, body } = await run({ key, requestHash, now: isoNow() });
-    return typed(c.json(body, status));
+    return { ...(await run({ key, requestHash, now: isoNow() })), replayed: false };
   } catch (err) {
     if (!(err instanceof ApiError) && !isUniqueViolation(err, 'idempotency_keys.idempotency_key')) throw err;
     const found = await findClaim(c.var.db, replay.owner ?? c.var.caller, key, replay.related);
@@ -69,18 +76,31 @@ export async function idempotent<T extends object, S extends ContentfulStatusCod
     // request's own.
     if (!found || (found.record.responseBody === null && found.record.responseSnapshot === null)) throw err;
     if (found.record.requestHash !== requestHash) {
-      throw new ApiError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request.');
+      throw new ApiError('IDEMPOTENCY_KEY_REUSED', `This ${field} was already used with a different request.`);
     }
-    return typed(await replayed(c, found.record, replay, found.related));
+    const { record } = found;
+    if (record.responseStatus !== null && record.responseBody !== null) {
+      return { status: record.responseStatus as S, body: JSON.parse(record.responseBody) as T, text: record.responseBody, replayed: true };
+    }
+    return { ...(await replay.render(JSON.parse(record.responseSnapshot ?? 'null'), found.related)), replayed: true };
   }
 }
 
-async function replayed<T, S extends ContentfulStatusCode>(c: Context<AppEnv>, record: ClaimRecord, replay: Replay<T, S>, related: D1Result[]) {
-  const replayedHeader = { 'Idempotent-Replayed': 'true' };
-  if (record.responseStatus !== null && record.responseBody !== null) {
-    return c.body(record.responseBody, record.responseStatus as ContentfulStatusCode, { ...replayedHeader, 'Content-Type': 'application/json' });
-  }
-  // Rendered first: a replay that cannot be rendered answers its error without the replay header.
-  const { status, body } = await replay.render(JSON.parse(record.responseSnapshot ?? 'null'), related);
-  return c.json(body as object, status, replayedHeader);
+/**
+ * An API route's effect under the `Idempotency-Key` header (see runIdempotent): a replay answers the first response
+ * (`Idempotent-Replayed: true`), rendered from the record's snapshot; a replay that cannot be rendered answers its
+ * error without the replay header.
+ */
+export async function idempotent<T extends object, S extends ContentfulStatusCode>(
+  c: Context<AppEnv>,
+  input: unknown,
+  run: (claim?: IdempotencyClaim) => Promise<Rendered<T, S>>,
+  replay: Replay<T, S>,
+): Promise<TypedResponse<JSONParsed<T>, S, 'json'>> {
+  const source = { key: c.req.header('Idempotency-Key'), field: 'Idempotency-Key' };
+  const { status, body, text, replayed } = await runIdempotent(c, source, input, run, replay);
+  const headers = replayed ? { 'Idempotent-Replayed': 'true' } : undefined;
+  // Replays are rendered from stored rows; the type says what they contain.
+  const response = text === undefined ? c.json(body, status, headers) : c.body(text, status, { ...headers, 'Content-Type': 'application/json' });
+  return response as unknown as TypedResponse<JSONParsed<T>, S, 'json'>;
 }

@@ -1,3 +1,4 @@
+import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../env';
 import { ApiError } from '../lib/errors';
@@ -15,8 +16,11 @@ export async function enforceRateLimit(limiter: RateLimit | undefined, key: stri
   }
 }
 
-/** Public routes: per client IP (CF-Connecting-IP is set by Cloudflare's edge and cannot be forged through it). */
+/** CF-Connecting-IP is set by Cloudflare's edge and cannot be forged through it. */
+export const clientIp = (c: Context) => c.req.header('CF-Connecting-IP') ?? 'unknown';
+
+/** Public routes: per client IP. */
 export const limitByClientIp = createMiddleware<AppEnv>(async (c, next) => {
-  if (c.req.method !== 'OPTIONS') await enforceRateLimit(c.env.PUBLIC_RATE_LIMITER, `ip:${c.req.header('CF-Connecting-IP') ?? 'unknown'}`);
+  if (c.req.method !== 'OPTIONS') await enforceRateLimit(c.env.PUBLIC_RATE_LIMITER, `ip:${clientIp(c)}`);
   await next();
 });

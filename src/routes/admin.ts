@@ -28,7 +28,7 @@ const MAX_ITEM_LENGTH = 4096;
 const MAX_PRICE_CENTS = 100_000_000;
 const MAX_ADJUSTMENT_CENTS = 100_000_000;
 
-const CreateUserBody = z.object({
+export const CreateUserBody = z.object({
   name: userName,
   email: userEmail,
   password: z.string().min(8, 'password must be at least 8 characters').max(200, 'password is too long'),

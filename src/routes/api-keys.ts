@@ -25,7 +25,7 @@ const CreatedApiKey = z
   })
   .openapi('CreatedApiKey');
 
-const CreateApiKeyBody = z.object({
+export const CreateApiKeyBody = z.object({
   name: trimmedText('name', 100),
 });
 

@@ -1,5 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { readConfig } from '../env';
+import type { Context } from 'hono';
 import { envelope, ok } from '../lib/envelope';
 import { centsToAmount } from '../lib/money';
 import type { OrderRow } from '../db/schema';
@@ -13,7 +14,7 @@ import { Order, OrderWithItems, presentOrder, presentOrderWithItems } from './re
 
 const MAX_QUANTITY = 1000;
 
-const PurchaseBody = z.object({
+export const PurchaseBody = z.object({
   product_id: z
     .int('product_id must be an integer')
     .min(1, 'product_id must be a positive integer')
@@ -29,6 +30,13 @@ const PurchaseBody = z.object({
 const ExportQuery = z.object({
   format: z.enum(['txt'], "format must be 'txt'").optional().openapi({ default: 'txt' }),
 });
+
+/** An order's items as a text file, one per line (the API's export, and the dashboard's). */
+export const orderExport = (c: Context, { order, stockItems }: PlacedOrder) =>
+  c.text(stockItems.map((item) => `${item}\n`).join(''), 200, {
+    'Content-Type': 'text/plain; charset=utf-8',
+    'Content-Disposition': `attachment; filename="${order.orderNumber}.txt"`,
+  });
 
 const tags = ['Orders'];
 
@@ -152,12 +160,5 @@ export const ordersRouter = createRouter()
         ...errorResponses(401, 404, 422, 429),
       },
     }),
-    async (c) => {
-      const { order, stockItems } = await getOrder(c.var.db, c.var.caller, c.req.valid('param').id);
-      const body = stockItems.map((item) => `${item}\n`).join('');
-      return c.text(body, 200, {
-        'Content-Type': 'text/plain; charset=utf-8',
-        'Content-Disposition': `attachment; filename="${order.orderNumber}.txt"`,
-      });
-    },
+    async (c) => orderExport(c, await getOrder(c.var.db, c.var.caller, c.req.valid('param').id)),
   );

@@ -1,9 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { envelope, ok } from '../lib/envelope';
-import { fieldError } from '../lib/errors';
 import { centsToAmount } from '../lib/money';
 import { createRouter, errorResponses, jsonBody, jsonResponse, securedByApiKey } from './openapi';
-import { emailAddress, trimmedText } from '../lib/validation';
+import { emailAddress, trimmedText, withConfirmation } from '../lib/validation';
 import { changePassword, getDashboard, getProfile, updateProfile, type UserProfile } from '../services/users';
 import { Order, presentOrder, presentTransaction, Transaction } from './representations';
 
@@ -28,13 +27,18 @@ export const presentProfile = (u: UserProfile) => ({
 export const userName = trimmedText('name', 100);
 export const userEmail = emailAddress('email');
 
-const UpdateProfileBody = z.object({ name: userName.optional(), email: userEmail.optional() });
+export const UpdateProfileBody = z.object({ name: userName.optional(), email: userEmail.optional() });
 
-const ChangePasswordBody = z.object({
-  current_password: z.string().min(1, 'current_password is required'),
-  new_password: z.string().min(8, 'new_password must be at least 8 characters').max(200, 'new_password is too long'),
-  new_password_confirmation: z.string(),
-});
+export const ChangePasswordBody = withConfirmation(
+  z.object({
+    current_password: z.string().min(1, 'current_password is required'),
+    new_password: z.string().min(8, 'new_password must be at least 8 characters').max(200, 'new_password is too long'),
+    new_password_confirmation: z.string(),
+  }),
+  'new_password',
+  'new_password_confirmation',
+  'new_password',
+);
 
 const Dashboard = z
   .object({
@@ -91,9 +95,6 @@ export const userRouter = createRouter()
     }),
     async (c) => {
       const body = c.req.valid('json');
-      if (body.new_password !== body.new_password_confirmation) {
-        throw fieldError('new_password', 'The new_password confirmation does not match.');
-      }
       await changePassword(c.var.db, c.var.caller, body.current_password, body.new_password);
       return c.body(null, 200);
     },

@@ -15,7 +15,7 @@ import { Deposit, DepositStatus, presentDeposit, presentDepositStatus, presentTr
 const MIN_DEPOSIT_CENTS = 100;
 const MAX_DEPOSIT_CENTS = 1_000_000;
 
-const DepositBody = z.object({
+export const DepositBody = z.object({
   amount: usdAmount('amount', MIN_DEPOSIT_CENTS, MAX_DEPOSIT_CENTS).openapi({ example: 50 }),
   gateway: z.enum(GATEWAY_INPUTS, `gateway must be one of ${GATEWAY_INPUTS.join(', ')}`),
   crypto_currency: z

@@ -39,6 +39,21 @@ export function userCaller(userId: number): Caller {
   };
 }
 
+/** Reads and how their results become a value. Queries compose: the reads of one page share one batch. */
+export interface Query<T> {
+  reads: SQL[];
+  parse: (results: D1Result[]) => T;
+}
+
+type Values<Q extends readonly Query<unknown>[]> = { [K in keyof Q]: Q[K] extends Query<infer T> ? T : never };
+
+/** Queries for a caller, all in one batch `[proof, ...reads]` (see readAs). */
+export async function queryAs<const Q extends readonly Query<unknown>[]>(d1: Db, caller: Caller, queries: Q): Promise<Values<Q>> {
+  const results = await readAs(d1, caller, queries.flatMap((q) => q.reads));
+  let at = 0;
+  return queries.map((q) => q.parse(results.slice(at, (at += q.reads.length)))) as Values<Q>;
+}
+
 function prove(caller: Caller, proofResult: D1Result | undefined) {
   const [row] = rowsOf<CallerProof>(proofResult);
   if (!row) throw unauthorized('The API key is invalid or has been revoked.');

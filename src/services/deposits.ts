@@ -18,7 +18,7 @@ import {
   type GatewayInput,
   type GatewayName,
 } from './gateways';
-import { readAs, writeAs, type Caller } from './caller';
+import { queryAs, readAs, writeAs, type Caller, type Query } from './caller';
 import { logAmountMismatch, loggedEvent, logEvent, receiveEvent, type ReceivedEvent } from './gateway-events';
 import { changeRowsWithEvents, eventIdsOf, inOutbox, newEvent, recordEvent, type Publish } from './events';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
@@ -66,14 +66,23 @@ export async function createDeposit(
 const asOfNow = (deposit: DepositRow, now = isoNow()): DepositRow =>
   deposit.status === 'pending' && deposit.expiresAt <= now ? { ...deposit, status: 'expired' } : deposit;
 
-export async function listDeposits(d1: Db, caller: Caller, page: Page) {
+export const depositsQuery = (caller: Caller, page: Page): Query<{ rows: DepositRow[]; total: number }> => {
   const { limit, offset } = pageWindow(page);
-  const [rows, total] = await readAs(d1, caller, [
-    sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE user_id = ${caller.userId} ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
-    sql`SELECT count(*) AS total FROM deposits WHERE user_id = ${caller.userId}`,
-  ]);
-  const now = isoNow();
-  return { rows: rowsOf<DepositRow>(rows).map((row) => asOfNow(row, now)), total: rowsOf<{ total: number }>(total)[0].total };
+  return {
+    reads: [
+      sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE user_id = ${caller.userId} ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
+      sql`SELECT count(*) AS total FROM deposits WHERE user_id = ${caller.userId}`,
+    ],
+    parse: ([rows, total]) => {
+      const now = isoNow();
+      return { rows: rowsOf<DepositRow>(rows).map((row) => asOfNow(row, now)), total: rowsOf<{ total: number }>(total)[0].total };
+    },
+  };
+};
+
+export async function listDeposits(d1: Db, caller: Caller, page: Page) {
+  const [found] = await queryAs(d1, caller, [depositsQuery(caller, page)]);
+  return found;
 }
 
 export async function getDeposit(d1: Db, caller: Caller, depositId: number): Promise<DepositRow> {

@@ -1,7 +1,9 @@
-import { and, desc, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { getDb, type Db } from '../db/client';
 import { products } from '../db/schema';
+import { rowsOf, toStatement } from '../db/batch';
 import { notFound } from '../lib/errors';
+import type { Query } from './caller';
 
 // Public stock reads only the denormalised products.stock_count: the cost does not grow with the number of items.
 
@@ -12,16 +14,33 @@ const stockColumns = {
   stockCount: products.stockCount,
   priceCents: products.priceCents,
   cancellable: products.cancellable,
+  allowedQuantities: products.allowedQuantities,
 };
 
-export type StockEntry = { productId: number; productName: string; sku: string; stockCount: number; priceCents: number; cancellable: number };
+export type StockEntry = {
+  productId: number;
+  productName: string;
+  sku: string;
+  stockCount: number;
+  priceCents: number;
+  cancellable: number;
+  /** JSON array of pack sizes, or null for any quantity (the dashboard's shop shows them; /stock does not). */
+  allowedQuantities: string | null;
+};
+
+/** The shop's list for a signed-in page, read in the page's own batch (it proves the session). */
+export const activeStockQuery = (): Query<StockEntry[]> => ({
+  reads: [
+    sql`SELECT id AS productId, name AS productName, sku, stock_count AS stockCount, price_cents AS priceCents, cancellable,
+               allowed_quantities AS allowedQuantities
+        FROM products WHERE active = 1 ORDER BY created_at DESC, id DESC`,
+  ],
+  parse: ([rows]) => rowsOf<StockEntry>(rows),
+});
 
 export async function listStock(d1: Db): Promise<StockEntry[]> {
-  return getDb(d1)
-    .select(stockColumns)
-    .from(products)
-    .where(eq(products.active, 1))
-    .orderBy(desc(products.createdAt), desc(products.id));
+  const query = activeStockQuery();
+  return query.parse(await d1.batch(query.reads.map((read) => toStatement(d1, read))));
 }
 
 export async function getStock(d1: Db, productId: number): Promise<StockEntry> {

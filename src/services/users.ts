@@ -10,6 +10,7 @@ import { isoNow } from '../lib/time';
 import { insertKeyUnderLimit, issueKey } from './api-keys';
 import { readAs, writeAs, type Caller } from './caller';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
+import { endSessionsOnPasswordChange, insertSession, sessionOpened, type SessionToken } from './sessions';
 
 export interface UserProfile {
   id: number;
@@ -73,6 +74,26 @@ export async function createUser(d1: Db, input: { name: string; email: string; p
   }
 }
 
+/** Self-service sign-up (dashboard): balance 0 and no API key; the user's first session opens in the same batch. */
+export async function signUp(d1: Db, input: { name: string; email: string; password: string }, session: SessionToken): Promise<void> {
+  const now = isoNow();
+  const passwordHash = await hashPassword(input.password);
+  try {
+    await writeBatch(d1, {
+      writes: [
+        sql`INSERT INTO users (name, email, password_hash, balance_cents, created_at, updated_at)
+            VALUES (${input.name}, ${input.email}, ${passwordHash}, 0, ${now}, ${now})`,
+        insertSession(sql`last_insert_rowid()`, session.tokenHash, now),
+      ],
+      reads: [sessionOpened(session.tokenHash)],
+      committed: ([opened]) => rowsOf(opened).length > 0,
+    });
+  } catch (err) {
+    if (isUniqueViolation(err, 'users.email')) throw emailTaken();
+    throw err;
+  }
+}
+
 export async function getProfile(d1: Db, caller: Caller): Promise<UserProfile> {
   const [user] = await readAs(d1, caller, [profileOf(caller.userId)]);
   return rowsOf<UserProfile>(user)[0];
@@ -101,9 +122,10 @@ export async function updateProfile(d1: Db, caller: Caller, changes: { name?: st
 /**
  * Two round trips, the one exception to one per request: the stored hash is read and verified (PBKDF2 runs in the
  * worker, not in SQL), then replaced by a write guarded on the hash just verified, so a concurrent change is not
- * silently overwritten.
+ * silently overwritten. The same batch ends the user's dashboard sessions: all of them (the API), or all but the one
+ * whose token hash is `keepSession` (the dashboard keeps the session that made the change).
  */
-export async function changePassword(d1: Db, caller: Caller, current: string, next: string): Promise<void> {
+export async function changePassword(d1: Db, caller: Caller, current: string, next: string, keepSession: string | null = null): Promise<void> {
   const [stored] = await readAs(d1, caller, [sql`SELECT password_hash AS passwordHash FROM users WHERE id = ${caller.userId}`]);
   const [user] = rowsOf<{ passwordHash: string }>(stored);
   if (!(await verifyPassword(current, user.passwordHash))) {
@@ -113,6 +135,7 @@ export async function changePassword(d1: Db, caller: Caller, current: string, ne
   const [changed] = await writeAs(d1, caller, {
     writes: [
       sql`UPDATE users SET password_hash = ${nextHash}, updated_at = ${isoNow()} WHERE id = ${caller.userId} AND password_hash = ${user.passwordHash}`,
+      endSessionsOnPasswordChange(caller.userId, nextHash, keepSession),
     ],
     // The new hash is salted afresh: finding it means this very request wrote it.
     reads: [sql`SELECT 1 FROM users WHERE id = ${caller.userId} AND password_hash = ${nextHash}`],

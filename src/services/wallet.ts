@@ -7,24 +7,36 @@ import { ApiError, notFound } from '../lib/errors';
 import { centsToAmount } from '../lib/money';
 import { pageWindow, type Page } from '../lib/pagination';
 import { isoNow } from '../lib/time';
-import { readAs, type Caller } from './caller';
+import { queryAs, type Caller, type Query } from './caller';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
 import { eventIdsOf, inOutbox, newEvent, recordEvent, type Publish } from './events';
 import { newOperationId, walletMovement } from './ledger';
 
+export const balanceQuery = (caller: Caller): Query<number> => ({
+  reads: [sql`SELECT balance_cents AS balanceCents FROM users WHERE id = ${caller.userId}`],
+  parse: ([user]) => rowsOf<{ balanceCents: number }>(user)[0].balanceCents,
+});
+
+export const transactionsQuery = (caller: Caller, page: Page): Query<{ rows: TransactionRow[]; total: number }> => {
+  const { limit, offset } = pageWindow(page);
+  return {
+    reads: [
+      sql`SELECT ${columnsOf(walletTransactions)} FROM wallet_transactions WHERE user_id = ${caller.userId}
+          ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
+      sql`SELECT count(*) AS total FROM wallet_transactions WHERE user_id = ${caller.userId}`,
+    ],
+    parse: ([rows, total]) => ({ rows: rowsOf<TransactionRow>(rows), total: rowsOf<{ total: number }>(total)[0].total }),
+  };
+};
+
 export async function getBalanceCents(d1: Db, caller: Caller): Promise<number> {
-  const [user] = await readAs(d1, caller, [sql`SELECT balance_cents AS balanceCents FROM users WHERE id = ${caller.userId}`]);
-  return rowsOf<{ balanceCents: number }>(user)[0].balanceCents;
+  const [balanceCents] = await queryAs(d1, caller, [balanceQuery(caller)]);
+  return balanceCents;
 }
 
 export async function listTransactions(d1: Db, caller: Caller, page: Page) {
-  const { limit, offset } = pageWindow(page);
-  const [rows, total] = await readAs(d1, caller, [
-    sql`SELECT ${columnsOf(walletTransactions)} FROM wallet_transactions WHERE user_id = ${caller.userId}
-        ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
-    sql`SELECT count(*) AS total FROM wallet_transactions WHERE user_id = ${caller.userId}`,
-  ]);
-  return { rows: rowsOf<TransactionRow>(rows), total: rowsOf<{ total: number }>(total)[0].total };
+  const [transactions] = await queryAs(d1, caller, [transactionsQuery(caller, page)]);
+  return transactions;
 }
 
 /** Operator credit or debit (signed cents) as an `adjustment` ledger row; a debit never takes a balance below zero. */

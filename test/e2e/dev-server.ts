@@ -22,7 +22,7 @@ export async function startDevServer(port: number): Promise<DevServer> {
   const child: ChildProcess = spawn(
     'npm',
     [
-      ...['run', 'dev', '--', '--var', `ADMIN_TOKEN:${adminToken}`, '--var', `PAYMENT_BASE_URL:${origin}`, '--var', 'DEV_CHECKOUT:true'],
+      ...['run', 'dev', '--', '--var', `ADMIN_TOKEN:${adminToken}`, '--var', `PAYMENT_BASE_URL:${origin}`, '--var', 'DEV_CHECKOUT:true', '--var', 'DASHBOARD_SIGNUP:open'],
       // Webhook receivers of the tests run on 127.0.0.1, and a failed delivery is retried after 1 s, 2 s...
       ...['--var', 'ALLOW_LOCAL_WEBHOOK_URLS:true', '--var', 'WEBHOOK_RETRY_BASE_SECONDS:1'],
     ],

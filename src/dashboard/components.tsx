@@ -1,0 +1,131 @@
+import type { Child } from 'hono/jsx';
+import { formatUsd } from '../lib/money';
+import type { FormProblem } from './forms';
+
+export const Money = ({ cents }: { cents: number }) => <span class="money">{formatUsd(cents)}</span>;
+
+/** One figure of a `<dl class="stats">`. */
+export const Stat = ({ label, children }: { label: string; children?: Child }) => (
+  <div>
+    <dt>{label}</dt>
+    <dd>{children}</dd>
+  </div>
+);
+
+/** `2026-11-21 12:00 UTC`, machine-readable in `datetime`. */
+export const When = ({ iso }: { iso: string | null }) =>
+  iso ? <time datetime={iso}>{`${iso.slice(0, 16).replace('T', ' ')} UTC`}</time> : <span>never</span>;
+
+export const Status = ({ value }: { value: string }) => <span class={`status status-${value}`}>{value}</span>;
+
+/** A fresh key per rendered money form: a double click or a re-sent form makes one effect. */
+export const IdempotencyKey = () => <input type="hidden" name="idempotency_key" value={crypto.randomUUID()} />;
+
+const RATE_LIMITED_MESSAGE = 'Too many attempts. Wait a minute, then try again.';
+/** Fields a form carries without a visible control: their messages go into the alert. */
+const HIDDEN_FIELDS = ['product_id', 'idempotency_key'];
+
+/** The refusal of the last post, announced to screen readers; field messages are shown next to their fields. */
+export function Alert({ problem }: { problem?: FormProblem | null }) {
+  if (!problem) return null;
+  const hidden = HIDDEN_FIELDS.flatMap((name) => problem.fields[name] ?? []);
+  const message =
+    problem.code === 'RATE_LIMITED'
+      ? RATE_LIMITED_MESSAGE
+      : problem.code === 'VALIDATION_FAILED'
+        ? ['Please correct the fields marked below.', ...hidden].join(' ')
+        : problem.message;
+  return (
+    <p class="alert" role="alert">
+      {message}
+    </p>
+  );
+}
+
+export const Notice = ({ children }: { children?: Child }) => (
+  <p class="notice" role="status">
+    {children}
+  </p>
+);
+
+interface FieldProps {
+  name: string;
+  label: string;
+  type?: 'text' | 'email' | 'password' | 'number';
+  value?: string;
+  problem?: FormProblem | null;
+  /** Distinguishes the same field in several forms of one page (the shop's products). */
+  idPrefix?: string;
+  autocomplete?: string;
+  required?: boolean;
+  inputmode?: 'decimal' | 'numeric';
+  min?: string;
+  step?: string;
+  maxlength?: number;
+}
+
+/** A field's control id, the attributes that tie its error message to it, and the message (the API's) itself. */
+function fieldState(idPrefix: string, name: string, problem: FormProblem | null | undefined) {
+  const id = `${idPrefix}-${name}`;
+  const messages = problem?.fields[name];
+  if (!messages) return { id, invalid: {}, error: null };
+  return {
+    id,
+    invalid: { 'aria-invalid': 'true', 'aria-describedby': `${id}-error` },
+    error: (
+      <p class="field-error" id={`${id}-error`}>
+        {messages.join(' ')}
+      </p>
+    ),
+  };
+}
+
+/** A labelled input with its error message right below it. Passwords are never sent back into the page. */
+export function Field({ name, label, type = 'text', value, problem, idPrefix = 'field', ...rest }: FieldProps) {
+  const { id, invalid, error } = fieldState(idPrefix, name, problem);
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <input id={id} name={name} type={type} value={type === 'password' ? undefined : value} {...invalid} {...rest} />
+      {error}
+    </div>
+  );
+}
+
+interface SelectProps {
+  name: string;
+  label: string;
+  options: readonly (string | number)[];
+  value?: string;
+  problem?: FormProblem | null;
+  idPrefix?: string;
+}
+
+export function Select({ name, label, options, value, problem, idPrefix = 'field' }: SelectProps) {
+  const { id, invalid, error } = fieldState(idPrefix, name, problem);
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <select id={id} name={name} {...invalid}>
+        {options.map((option) => (
+          <option value={String(option)} selected={String(option) === value}>
+            {String(option)}
+          </option>
+        ))}
+      </select>
+      {error}
+    </div>
+  );
+}
+
+/** Previous / next links of a paginated page (`?page=`). */
+export function Pager({ path, page, totalPages }: { path: string; page: number; totalPages: number }) {
+  if (totalPages <= 1) return null;
+  return (
+    <nav class="pager" aria-label="Pages">
+      {page > 1 ? <a href={`${path}?page=${page - 1}`}>Previous page</a> : <span />}
+      <span>{`Page ${page} of ${totalPages}`}</span>
+      {page < totalPages ? <a href={`${path}?page=${page + 1}`}>Next page</a> : <span />}
+    </nav>
+  );
+}

@@ -1,0 +1,115 @@
+import type { Context } from 'hono';
+import { csrf } from 'hono/csrf';
+import type { AppEnv } from '../env';
+import { runIdempotent } from '../middleware/idempotency';
+import { isUnauthorized } from '../middleware/session';
+import type { IdempotencyClaim } from '../services/idempotency';
+import type { z } from 'zod';
+import { ApiError, fieldErrors, notFound, validationFailed, type FieldErrors } from '../lib/errors';
+
+// Forms post strings; the API's schemas are strictly typed. A field that is a plain decimal number is handed to the
+// schema as a number (what a JSON client would send); anything else stays a string and fails the schema's own type
+// check with the API's own message.
+
+/**
+ * First on every dashboard form post: a form from another origin is refused (403) before anything else runs. Its
+ * Origin (or Sec-Fetch-Site: same-origin) must be the service's own; with SameSite=Lax cookies that suffices.
+ */
+export const sameOriginForm = csrf();
+
+const DECIMAL = /^\d{1,15}(\.\d{1,15})?$/;
+
+export type FormFields = Record<string, string>;
+
+/** The posted form as strings (a repeated field: its last value; files ignored). Not a form: no fields. */
+async function readForm(c: Context): Promise<FormFields> {
+  let body: Record<string, unknown>;
+  try {
+    body = await c.req.parseBody();
+  } catch {
+    return {}; // a malformed multipart body is a form without fields
+  }
+  const fields: FormFields = {};
+  for (const [name, value] of Object.entries(body)) {
+    const last = Array.isArray(value) ? value.at(-1) : value;
+    if (typeof last === 'string') fields[name] = last;
+  }
+  return fields;
+}
+
+/** The form through the API's schema; a failure is the API's 422 (VALIDATION_FAILED with field messages). */
+export function parseForm<T extends z.ZodType>(schema: T, fields: FormFields, numbers: string[] = []): z.output<T> {
+  const input: Record<string, unknown> = { ...fields };
+  for (const name of numbers) if (DECIMAL.test(fields[name] ?? '')) input[name] = Number(fields[name]);
+  const result = schema.safeParse(input);
+  if (!result.success) throw validationFailed(fieldErrors(result.error));
+  return result.data;
+}
+
+/** Why a form was refused, shown on its page: a message and the messages next to each field. */
+export interface FormProblem {
+  status: 400 | 401 | 422 | 429;
+  code: string;
+  message: string;
+  fields: FieldErrors;
+}
+
+/** Statuses a form answers by showing its page again; anything else (404, 5xx) is the error page. */
+const FORM_STATUSES = new Set([400, 401, 422, 429]);
+
+function formProblem(c: Context<AppEnv>, err: unknown): FormProblem | null {
+  if (!(err instanceof ApiError) || !FORM_STATUSES.has(err.status)) return null;
+  // A session that is not live (any signed-in form) is no problem of the form's: the browser goes to sign-in.
+  if (isUnauthorized(err) && c.get('caller') !== undefined) return null;
+  const fields = err.code === 'VALIDATION_FAILED' ? ((err.errors ?? {}) as FieldErrors) : {};
+  return { status: err.status as FormProblem['status'], code: err.code, message: err.message, fields };
+}
+
+type FormAction = (c: Context<AppEnv>, fields: FormFields) => Promise<Response>;
+type FormAgain = (c: Context<AppEnv>, fields: FormFields, problem: FormProblem) => Promise<Response>;
+
+/**
+ * A form post's handler: reads the form and runs `action`. When the action is refused (invalid fields, a rule of the
+ * API, throttling), `again` shows the page again with the problem, the API's status and its headers (Retry-After).
+ * Nothing was changed then: the service functions change nothing when they refuse.
+ */
+export const formHandler = (action: FormAction, again: FormAgain) => async (c: Context<AppEnv>) => {
+  const fields = await readForm(c);
+  try {
+    return await action(c, fields);
+  } catch (err) {
+    const problem = formProblem(c, err);
+    if (!problem) throw err;
+    for (const [name, value] of Object.entries((err as ApiError).headers ?? {})) c.header(name, value);
+    return again(c, fields, problem);
+  }
+};
+
+const ID = /^[1-9]\d{0,14}$/;
+
+/** A path id that is not even well-formed names nothing of the user's: the same 404 as another user's id. */
+export function idFromPath(raw: string | undefined, what: string): number {
+  if (raw === undefined || !ID.test(raw)) throw notFound(what);
+  return Number(raw);
+}
+
+/**
+ * A money form's effect under its hidden `idempotency_key`: the API's idempotency mechanism, in the user's own key
+ * space. `run` performs the effect and names the page to go to; a re-sent form (double click, reload) makes no second
+ * effect and is sent where the first one went, found from the record's snapshot of the resource (`locate`). Without
+ * the field the post is simply not deduplicated.
+ */
+export async function redirectOnce<Snapshot>(
+  c: Context<AppEnv>,
+  fields: FormFields,
+  input: unknown,
+  run: (claim?: IdempotencyClaim) => Promise<string>,
+  locate: (snapshot: Snapshot) => string,
+): Promise<Response> {
+  const to = (location: string) => ({ status: 303 as const, body: { location } });
+  const source = { key: fields.idempotency_key, field: 'idempotency_key' };
+  const { body } = await runIdempotent(c, source, input, async (claim) => to(await run(claim)), {
+    render: (snapshot) => to(locate(snapshot as Snapshot)),
+  });
+  return c.redirect(body.location, 303);
+}

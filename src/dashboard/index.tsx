@@ -1,0 +1,90 @@
+import { Hono, type Context, type ErrorHandler } from 'hono';
+import { createMiddleware } from 'hono/factory';
+import { HTTPException } from 'hono/http-exception';
+import { secureHeaders } from 'hono/secure-headers';
+import type { AppEnv } from '../env';
+import { ApiError } from '../lib/errors';
+import { dashboardDatabase, isUnauthorized, signInAgain } from '../middleware/session';
+import { authPages } from './auth';
+import { keysPages } from './keys';
+import { page } from './layout';
+import { ordersPages } from './orders';
+import { overviewPage } from './overview';
+import { profilePages } from './profile';
+import { shopPages } from './shop';
+import { walletPages } from './wallet';
+
+// The user dashboard: server-rendered pages under /dashboard, plain forms, no script. Each handler calls the service
+// function its API twin calls (src/routes/*), so every rule, limit, batch and error code is the API's.
+
+const dashboardSecureHeaders = secureHeaders({
+  contentSecurityPolicy: {
+    defaultSrc: ["'none'"],
+    styleSrc: ["'self'"],
+    imgSrc: ["'self'"],
+    scriptSrc: ["'none'"],
+    baseUri: ["'none'"],
+    frameAncestors: ["'none'"],
+    // No form-action: it would also govern where a form's redirect may go, and "Add funds" ends on the payment page.
+  },
+  referrerPolicy: 'same-origin',
+  xFrameOptions: 'DENY',
+});
+
+/** Every dashboard response, error pages and body-limit refusals included: security headers, never cached. */
+export const dashboardHeaders = createMiddleware<AppEnv>(async (c, next) => {
+  await dashboardSecureHeaders(c, async () => {
+    await next();
+    c.header('Cache-Control', 'no-store');
+  });
+});
+
+const ERROR_TITLES = {
+  400: 'Request refused',
+  401: 'Not signed in',
+  403: 'Request refused',
+  404: 'Page not found',
+  422: 'Invalid request',
+  429: 'Too many requests',
+} as const;
+
+type RefusalStatus = keyof typeof ERROR_TITLES;
+const isRefusal = (status: number): status is RefusalStatus => status in ERROR_TITLES;
+
+const CROSS_SITE = 'This form was sent from another site, so it was refused. Open the dashboard and try again from there.';
+
+function errorPage(c: Context<AppEnv>, status: RefusalStatus, message: string) {
+  return page(
+    c,
+    {
+      title: ERROR_TITLES[status],
+      signedIn: c.get('caller')?.proved !== undefined,
+      children: (
+        <div class="card">
+          <p>{message}</p>
+          <p>
+            <a href="/dashboard">Back to the dashboard</a>
+          </p>
+        </div>
+      ),
+    },
+    status,
+  );
+}
+
+export function createDashboardRouter(fallback: ErrorHandler<AppEnv>) {
+  const router = new Hono<AppEnv>();
+  router.use('*', dashboardDatabase);
+  // Refusals are pages; anything unexpected goes to the app's handler (logged, and a 500 without details).
+  router.onError((err, c) => {
+    if (isUnauthorized(err) && c.get('caller') !== undefined) return signInAgain(c);
+    if (err instanceof HTTPException && err.status === 403) return errorPage(c, 403, CROSS_SITE);
+    if (err instanceof ApiError && isRefusal(err.status)) {
+      for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
+      return errorPage(c, err.status, err.message);
+    }
+    return fallback(err, c);
+  });
+  for (const pages of [authPages, overviewPage, keysPages, walletPages, ordersPages, shopPages, profilePages]) router.route('/', pages);
+  return router;
+}

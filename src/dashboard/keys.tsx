@@ -1,0 +1,92 @@
+import { Hono, type Context } from 'hono';
+import type { AppEnv } from '../env';
+import { requireSession } from '../middleware/session';
+import { CreateApiKeyBody } from '../routes/api-keys';
+import { createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeApiKey, type CreatedKey } from '../services/api-keys';
+import { Alert, Field, Notice, When } from './components';
+import { formHandler, idFromPath, parseForm, sameOriginForm, type FormFields, type FormProblem } from './forms';
+import { page } from './layout';
+import { DataTable, type Column } from './tables';
+
+// API keys: the same create, list and revoke as /api-keys. A new key is shown once, in the answer to the form post
+// (a 200 page, never a redirect: the key is never in a URL, a cookie or any later page).
+
+const KEY_COLUMNS: Column<Awaited<ReturnType<typeof listApiKeys>>[number]>[] = [
+  { label: 'Name', cell: (key) => key.name },
+  { label: 'Key', cell: (key) => <code>{key.key_preview}</code> },
+  { label: 'Last used', class: 'hide-narrow', cell: (key) => <When iso={key.last_used_at} /> },
+  { label: 'Created', class: 'hide-narrow', cell: (key) => <When iso={key.created_at} /> },
+  {
+    label: <span class="visually-hidden">Action</span>,
+    cell: (key) => (
+      <form method="post" action={`/dashboard/keys/${key.id}/revoke`} class="inline">
+        <button type="submit" class="danger">
+          Revoke
+        </button>
+      </form>
+    ),
+  },
+];
+
+interface KeysView {
+  created?: CreatedKey;
+  values?: FormFields;
+  problem?: FormProblem;
+}
+
+async function keysPage(c: Context<AppEnv>, { created, values, problem }: KeysView, status: 200 | FormProblem['status'] = 200) {
+  const keys = await listApiKeys(c.var.db, c.var.caller);
+  return page(
+    c,
+    {
+      title: 'API keys',
+      section: '/dashboard/keys',
+      children: (
+        <>
+          {created && (
+            <section class="card" aria-labelledby="new-key">
+              <h2 id="new-key">{`New key "${created.name}"`}</h2>
+              <Notice>Copy this key now. It will not be shown again.</Notice>
+              <p>Your new API key:</p>
+              <code class="secret" id="new-api-key">
+                {created.key}
+              </code>
+              <p class="muted">{'Send it as the X-API-Key header to /api/v2.'}</p>
+            </section>
+          )}
+          <section class="card" aria-labelledby="create-key">
+            <h2 id="create-key">Create a key</h2>
+            <Alert problem={problem} />
+            <form method="post" action="/dashboard/keys" class="row">
+              <Field name="name" label="Name" value={values?.name} problem={problem} required maxlength={100} />
+              <button type="submit">Create key</button>
+            </form>
+            <p class="muted">{`At most ${MAX_ACTIVE_KEYS} active keys.`}</p>
+          </section>
+          <h2>Active keys</h2>
+          <DataTable caption="Active API keys" rows={keys} empty="No active keys. Create one to use the API." columns={KEY_COLUMNS} />
+        </>
+      ),
+    },
+    status,
+  );
+}
+
+export const keysPages = new Hono<AppEnv>()
+  .get('/keys', requireSession, (c) => keysPage(c, {}))
+  .post(
+    '/keys',
+    sameOriginForm,
+    requireSession,
+    formHandler(
+      async (c, fields) => {
+        const { name } = parseForm(CreateApiKeyBody, fields);
+        return keysPage(c, { created: await createApiKey(c.var.db, c.var.caller, name) });
+      },
+      (c, fields, problem) => keysPage(c, { values: fields, problem }, problem.status),
+    ),
+  )
+  .post('/keys/:id/revoke', sameOriginForm, requireSession, async (c) => {
+    await revokeApiKey(c.var.db, c.var.caller, idFromPath(c.req.param('id'), 'API key'));
+    return c.redirect('/dashboard/keys', 303);
+  });

@@ -1,0 +1,125 @@
+import { z } from '@hono/zod-openapi';
+import { errorResponses, pathId, type createRouter } from '../routes/openapi';
+
+// The dashboard in the OpenAPI document, as the other pages beside the API are: every status each page and form
+// answers, so that the service's every response is described (and the test suite checks it).
+
+type App = ReturnType<typeof createRouter>;
+type Status = 200 | 303 | 400 | 401 | 403 | 404 | 422 | 429;
+
+const html = { 'text/html': { schema: { type: 'string' as const } } };
+
+const RESPONSES: Record<Status, { description: string; content?: typeof html; headers?: Record<string, { schema: { type: 'string' } }> }> = {
+  200: { description: 'The page', content: html },
+  303: {
+    description: 'Done, or not signed in: see Location (a signed-out browser is sent to /dashboard/sign-in?next=<path>)',
+    headers: { Location: { schema: { type: 'string' } } },
+  },
+  400: { description: 'The page again with the refusal of the API (INSUFFICIENT_BALANCE, API_KEY_LIMIT_REACHED, ...)', content: html },
+  401: { description: 'Wrong email or password (the same page for an unknown email)', content: html },
+  403: { description: 'Form posted from another origin (CSRF)', content: html },
+  404: { description: 'Unknown id, or another user\'s; sign-up when DASHBOARD_SIGNUP is not open', content: html },
+  422: { description: 'The page again with the API\'s message next to each invalid field', content: html },
+  429: { description: 'Too many attempts (Retry-After)', content: html },
+};
+
+const responses = (...statuses: Status[]) => ({
+  ...errorResponses(),
+  ...Object.fromEntries(statuses.map((status) => [status, RESPONSES[status]])),
+});
+
+const form = (fields: string[]) => ({
+  required: true,
+  content: {
+    'application/x-www-form-urlencoded': {
+      schema: { type: 'object' as const, properties: Object.fromEntries(fields.map((name) => [name, { type: 'string' as const }])) },
+    },
+  },
+});
+
+const params = (names: string[]) => (names.length === 0 ? {} : { params: z.object(Object.fromEntries(names.map((name) => [name, pathId(name)]))) });
+const pageQuery = { query: z.object({ page: z.string().optional().openapi({ type: 'integer', minimum: 1 }) }) };
+
+interface Entry {
+  method: 'get' | 'post';
+  path: string;
+  summary: string;
+  statuses: Status[];
+  fields?: string[];
+  paged?: boolean;
+  /** A response other than an HTML page for 200. */
+  ok?: Record<string, { schema: { type: 'string' } }>;
+}
+
+const PAGES: Entry[] = [
+  { method: 'get', path: '/dashboard', summary: 'Overview: balance, totals, recent orders and transactions', statuses: [200, 303] },
+  { method: 'get', path: '/dashboard/sign-in', summary: 'Sign-in page', statuses: [200] },
+  { method: 'post', path: '/dashboard/sign-in', summary: 'Sign in (sets the session cookie)', statuses: [303, 401, 403, 422, 429], fields: ['email', 'password'] },
+  { method: 'get', path: '/dashboard/sign-up', summary: 'Sign-up page (DASHBOARD_SIGNUP=open)', statuses: [200, 404] },
+  {
+    method: 'post',
+    path: '/dashboard/sign-up',
+    summary: 'Create an account and sign in',
+    statuses: [303, 403, 404, 422, 429],
+    fields: ['name', 'email', 'password', 'password_confirmation'],
+  },
+  { method: 'post', path: '/dashboard/sign-out', summary: 'Sign out (ends the session)', statuses: [303, 403] },
+  { method: 'get', path: '/dashboard/keys', summary: 'API keys', statuses: [200, 303] },
+  { method: 'post', path: '/dashboard/keys', summary: 'Create an API key (shown once, in this answer)', statuses: [200, 303, 400, 403, 422], fields: ['name'] },
+  { method: 'post', path: '/dashboard/keys/{id}/revoke', summary: 'Revoke an API key', statuses: [303, 403, 404] },
+  { method: 'get', path: '/dashboard/wallet', summary: 'Balance, transactions and deposits', statuses: [200, 303, 422], paged: true },
+  {
+    method: 'post',
+    path: '/dashboard/wallet/deposit',
+    summary: 'Add funds: creates a deposit, then 303 to its payment page',
+    statuses: [303, 403, 422],
+    fields: ['amount', 'gateway', 'crypto_currency', 'idempotency_key'],
+  },
+  { method: 'get', path: '/dashboard/orders', summary: 'Orders', statuses: [200, 303, 422], paged: true },
+  { method: 'get', path: '/dashboard/orders/{id}', summary: 'An order with its delivered items', statuses: [200, 303, 404] },
+  {
+    method: 'get',
+    path: '/dashboard/orders/{id}/export',
+    summary: 'The order\'s items as a text file (as the API\'s export)',
+    statuses: [303, 404],
+    ok: { 'text/plain': { schema: { type: 'string' } } },
+  },
+  { method: 'post', path: '/dashboard/orders/{id}/cancel', summary: 'Cancel a pending order', statuses: [303, 400, 403, 404, 422], fields: ['idempotency_key'] },
+  { method: 'get', path: '/dashboard/shop', summary: 'Active products with price, stock and pack sizes', statuses: [200, 303] },
+  { method: 'post', path: '/dashboard/shop', summary: 'Buy', statuses: [303, 400, 403, 404, 422], fields: ['product_id', 'quantity', 'idempotency_key'] },
+  { method: 'get', path: '/dashboard/profile', summary: 'Profile and password', statuses: [200, 303] },
+  { method: 'post', path: '/dashboard/profile', summary: 'Update name and email', statuses: [303, 403, 422], fields: ['name', 'email'] },
+  {
+    method: 'post',
+    path: '/dashboard/password',
+    summary: 'Change the password (ends the other sessions)',
+    statuses: [303, 403, 422],
+    fields: ['current_password', 'new_password', 'new_password_confirmation'],
+  },
+];
+
+/** `post /dashboard/orders/{id}/cancel` → `browserPostDashboardOrdersByIdCancel` (apart from the API's ids). */
+const operationIdOf = (method: string, path: string) =>
+  'browser' +
+  method[0].toUpperCase() +
+  method.slice(1) +
+  path
+    .split(/[/-]/)
+    .filter(Boolean)
+    .map((part) => (part.startsWith('{') ? 'ById' : part[0].toUpperCase() + part.slice(1)))
+    .join('');
+
+export function registerDashboardDocs(app: App) {
+  for (const entry of PAGES) {
+    const pathParams = [...entry.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+    app.openAPIRegistry.registerPath({
+      method: entry.method,
+      path: entry.path,
+      operationId: operationIdOf(entry.method, entry.path),
+      tags: ['Dashboard'],
+      summary: entry.summary,
+      request: { ...params(pathParams), ...(entry.paged ? pageQuery : {}), ...(entry.fields ? { body: form(entry.fields) } : {}) },
+      responses: { ...responses(...entry.statuses), ...(entry.ok ? { 200: { description: entry.summary, content: entry.ok } } : {}) },
+    });
+  }
+}

@@ -1,0 +1,94 @@
+import { Hono, type Context } from 'hono';
+import type { AppEnv } from '../env';
+import { currentSessionHash, requireSession } from '../middleware/session';
+import { ChangePasswordBody, UpdateProfileBody } from '../routes/user';
+import { changePassword, getProfile, updateProfile } from '../services/users';
+import { Alert, Field, When } from './components';
+import { formHandler, parseForm, sameOriginForm, type FormFields, type FormProblem } from './forms';
+import { page } from './layout';
+
+// Profile and password: PUT /user/profile and POST /user/password, through the same service functions. Changing the
+// password here keeps this session and ends every other one (the API's route ends them all).
+
+interface ProfileView {
+  form?: 'profile' | 'password';
+  values?: FormFields;
+  problem?: FormProblem;
+}
+
+async function profilePage(c: Context<AppEnv>, { form, values, problem }: ProfileView, status: 200 | FormProblem['status'] = 200) {
+  const profile = await getProfile(c.var.db, c.var.caller);
+  const profileProblem = form === 'profile' ? problem : undefined;
+  const passwordProblem = form === 'password' ? problem : undefined;
+  const shown = form === 'profile' && values ? values : { name: profile.name, email: profile.email };
+  return page(
+    c,
+    {
+      title: 'Profile',
+      section: '/dashboard/profile',
+      children: (
+        <>
+          <section class="card narrow" aria-labelledby="profile-heading">
+            <h2 id="profile-heading">Your details</h2>
+            <p class="muted">
+              Member since <When iso={profile.createdAt} />
+            </p>
+            <Alert problem={profileProblem} />
+            <form method="post" action="/dashboard/profile">
+              <Field name="name" label="Name" value={shown.name} problem={profileProblem} autocomplete="name" required maxlength={100} />
+              <Field name="email" label="Email" type="email" value={shown.email} problem={profileProblem} autocomplete="email" required />
+              <button type="submit">Save profile</button>
+            </form>
+          </section>
+          <section class="card narrow" aria-labelledby="password-heading">
+            <h2 id="password-heading">Change password</h2>
+            <p class="muted">Your other signed-in browsers are signed out; this one stays signed in.</p>
+            <Alert problem={passwordProblem} />
+            <form method="post" action="/dashboard/password">
+              <Field name="current_password" label="Current password" type="password" problem={passwordProblem} autocomplete="current-password" required />
+              <Field name="new_password" label="New password" type="password" problem={passwordProblem} autocomplete="new-password" required />
+              <Field
+                name="new_password_confirmation"
+                label="Confirm password"
+                type="password"
+                problem={passwordProblem}
+                autocomplete="new-password"
+                required
+              />
+              <button type="submit">Change password</button>
+            </form>
+          </section>
+        </>
+      ),
+    },
+    status,
+  );
+}
+
+export const profilePages = new Hono<AppEnv>()
+  .get('/profile', requireSession, (c) => profilePage(c, {}))
+  .post(
+    '/profile',
+    sameOriginForm,
+    requireSession,
+    formHandler(
+      async (c, fields) => {
+        await updateProfile(c.var.db, c.var.caller, parseForm(UpdateProfileBody, fields));
+        return c.redirect('/dashboard/profile', 303);
+      },
+      (c, fields, problem) => profilePage(c, { form: 'profile', values: fields, problem }, problem.status),
+    ),
+  )
+  .post(
+    '/password',
+    sameOriginForm,
+    requireSession,
+    formHandler(
+      async (c, fields) => {
+        const body = parseForm(ChangePasswordBody, fields);
+        await changePassword(c.var.db, c.var.caller, body.current_password, body.new_password, await currentSessionHash(c));
+        return c.redirect('/dashboard/profile', 303);
+      },
+      (c, _fields, problem) => profilePage(c, { form: 'password', problem }, problem.status),
+    ),
+  );

@@ -1,0 +1,98 @@
+import type { Child } from 'hono/jsx';
+import type { DepositRow, OrderRow, TransactionRow } from '../db/schema';
+import { Money, Status, When } from './components';
+
+// The lists the pages show. Narrow screens scroll a table sideways inside its frame (the page itself never does) and
+// drop the columns marked `hide-narrow`. The caption is for screen readers: a visible heading names each table.
+
+export interface Column<Row> {
+  label: Child;
+  /** `num` (right-aligned figures), `hide-narrow` (not on phones). */
+  class?: 'num' | 'hide-narrow';
+  cell: (row: Row) => Child;
+}
+
+export function DataTable<Row>({ caption, rows, empty, columns }: { caption: string; rows: Row[]; empty: string; columns: Column<Row>[] }) {
+  if (rows.length === 0) return <p class="empty">{empty}</p>;
+  return (
+    <div class="table-wrap">
+      <table>
+        <caption class="visually-hidden">{caption}</caption>
+        <thead>
+          <tr>
+            {columns.map((column) => (
+              <th scope="col" class={column.class}>
+                {column.label}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr>
+              {columns.map((column) => (
+                <td class={column.class}>{column.cell(row)}</td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+const ORDER_COLUMNS: Column<OrderRow>[] = [
+  { label: 'Order', cell: (o) => <a href={`/dashboard/orders/${o.id}`}>{o.orderNumber}</a> },
+  { label: 'Product', cell: (o) => o.productName },
+  { label: 'Quantity', class: 'num', cell: (o) => o.quantity },
+  { label: 'Total', class: 'num', cell: (o) => <Money cents={o.totalAmountCents} /> },
+  { label: 'Status', cell: (o) => <Status value={o.status} /> },
+  { label: 'Placed', class: 'hide-narrow', cell: (o) => <When iso={o.createdAt} /> },
+];
+
+export const OrdersTable = ({ orders, caption }: { orders: OrderRow[]; caption: string }) => (
+  <DataTable caption={caption} rows={orders} empty="No orders yet. The shop is one click away." columns={ORDER_COLUMNS} />
+);
+
+const TRANSACTION_COLUMNS: Column<TransactionRow>[] = [
+  {
+    label: 'Description',
+    cell: (t) => (
+      <>
+        {t.description} <span class="muted">{`(${t.type})`}</span>
+      </>
+    ),
+  },
+  { label: 'Amount', class: 'num', cell: (t) => <Money cents={t.amountCents} /> },
+  { label: 'Balance after', class: 'num', cell: (t) => <Money cents={t.balanceAfterCents} /> },
+  { label: 'Date', class: 'hide-narrow', cell: (t) => <When iso={t.createdAt} /> },
+];
+
+export const TransactionsTable = ({ transactions, caption }: { transactions: TransactionRow[]; caption: string }) => (
+  <DataTable caption={caption} rows={transactions} empty="No wallet transactions yet." columns={TRANSACTION_COLUMNS} />
+);
+
+const DEPOSIT_COLUMNS: Column<DepositRow>[] = [
+  {
+    label: 'Deposit',
+    cell: (d) => (
+      <>
+        {`#${d.id}`}
+        {d.status === 'pending' && d.paymentUrl && (
+          <>
+            {' '}
+            <a href={d.paymentUrl}>Pay now</a>
+          </>
+        )}
+      </>
+    ),
+  },
+  { label: 'Amount', class: 'num', cell: (d) => <Money cents={d.amountCents} /> },
+  { label: 'Method', class: 'hide-narrow', cell: (d) => (d.cryptoCurrency ? `${d.gateway} (${d.cryptoCurrency})` : d.gateway) },
+  { label: 'Status', cell: (d) => <Status value={d.status} /> },
+  { label: 'Created', class: 'hide-narrow', cell: (d) => <When iso={d.createdAt} /> },
+];
+
+export const DepositsTable = ({ deposits }: { deposits: DepositRow[] }) => (
+  <DataTable caption="Deposits" rows={deposits} empty="No deposits yet." columns={DEPOSIT_COLUMNS} />
+);

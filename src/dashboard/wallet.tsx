@@ -1,0 +1,97 @@
+import { Hono, type Context } from 'hono';
+import { readConfig, type AppEnv } from '../env';
+import { PaginationQuery } from '../lib/pagination';
+import { requireSession } from '../middleware/session';
+import { DepositBody } from '../routes/wallet';
+import type { DepositRow } from '../db/schema';
+import { queryAs } from '../services/caller';
+import { createDeposit, depositsQuery } from '../services/deposits';
+import { CRYPTO_CURRENCIES, DEFAULT_CRYPTO_CURRENCY, GATEWAYS } from '../services/gateways';
+import { balanceQuery, transactionsQuery } from '../services/wallet';
+import { Alert, Field, IdempotencyKey, Money, Pager, Select, Stat } from './components';
+import { formHandler, parseForm, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from './forms';
+import { page } from './layout';
+import { DepositsTable, TransactionsTable } from './tables';
+
+// The wallet: balance, ledger and deposits (the API's lists, one `page` for both), and "Add funds", which creates a
+// deposit exactly like POST /wallet/deposit and sends the browser to its payment page.
+
+const paymentPage = (deposit: DepositRow) => deposit.paymentUrl ?? '/dashboard/wallet';
+
+interface WalletView {
+  values?: FormFields;
+  problem?: FormProblem;
+}
+
+async function walletPage(c: Context<AppEnv>, { values, problem }: WalletView, status: 200 | FormProblem['status'] = 200) {
+  const { caller } = c.var;
+  const pageQuery = parseForm(PaginationQuery, { page: c.req.query('page') ?? '1' });
+  const [balanceCents, transactions, deposits] = await queryAs(c.var.db, caller, [
+    balanceQuery(caller),
+    transactionsQuery(caller, pageQuery),
+    depositsQuery(caller, pageQuery),
+  ]);
+  const totalPages = Math.ceil(Math.max(transactions.total, deposits.total) / pageQuery.per_page);
+  return page(
+    c,
+    {
+      title: 'Wallet',
+      section: '/dashboard/wallet',
+      children: (
+        <>
+          <dl class="stats">
+            <Stat label="Balance">
+              <Money cents={balanceCents} />
+            </Stat>
+          </dl>
+          <section class="card" aria-labelledby="add-funds">
+            <h2 id="add-funds">Add funds</h2>
+            <Alert problem={problem} />
+            <form method="post" action="/dashboard/wallet/deposit">
+              <IdempotencyKey />
+              <Field name="amount" label="Amount" value={values?.amount} problem={problem} inputmode="decimal" required />
+              <Select name="gateway" label="Payment method" options={GATEWAYS} value={values?.gateway} problem={problem} />
+              <Select
+                name="crypto_currency"
+                label="Crypto currency (crypto methods only)"
+                options={CRYPTO_CURRENCIES}
+                value={values?.crypto_currency ?? DEFAULT_CRYPTO_CURRENCY}
+                problem={problem}
+              />
+              <button type="submit">Add funds</button>
+            </form>
+            <p class="muted">Amounts from $1.00 to $10,000.00. You will be sent to the payment page.</p>
+          </section>
+          <h2>Transactions</h2>
+          <TransactionsTable transactions={transactions.rows} caption="Wallet transactions, newest first" />
+          <h2>Deposits</h2>
+          <DepositsTable deposits={deposits.rows} />
+          <Pager path="/dashboard/wallet" page={pageQuery.page} totalPages={totalPages} />
+        </>
+      ),
+    },
+    status,
+  );
+}
+
+export const walletPages = new Hono<AppEnv>()
+  .get('/wallet', requireSession, (c) => walletPage(c, {}))
+  .post(
+    '/wallet/deposit',
+    sameOriginForm,
+    requireSession,
+    formHandler(
+      async (c, fields) => {
+        const body = parseForm(DepositBody, fields, ['amount']);
+        const request = { amountCents: body.amount, gateway: body.gateway, cryptoCurrency: body.crypto_currency };
+        return redirectOnce(
+          c,
+          fields,
+          body,
+          async (claim) => paymentPage(await createDeposit(c.var.db, readConfig(c.env), c.var.caller, request, claim)),
+          paymentPage,
+        );
+      },
+      (c, fields, problem) => walletPage(c, { values: fields, problem }, problem.status),
+    ),
+  );
