@@ -46,14 +46,16 @@ const ERROR_TITLES = {
   404: 'Page not found',
   422: 'Invalid request',
   429: 'Too many requests',
+  500: 'Something went wrong',
+  503: 'Briefly unavailable',
 } as const;
 
-type RefusalStatus = keyof typeof ERROR_TITLES;
-const isRefusal = (status: number): status is RefusalStatus => status in ERROR_TITLES;
+type ErrorStatus = keyof typeof ERROR_TITLES;
+const isRefusal = (status: number): status is ErrorStatus => status in ERROR_TITLES && status < 500;
 
 const CROSS_SITE = 'This form was sent from another site, so it was refused. Open the dashboard and try again from there.';
 
-function errorPage(c: Context<AppEnv>, status: RefusalStatus, message: string) {
+function errorPage(c: Context<AppEnv>, status: ErrorStatus, message: string) {
   return page(
     c,
     {
@@ -75,15 +77,19 @@ function errorPage(c: Context<AppEnv>, status: RefusalStatus, message: string) {
 export function createDashboardRouter(fallback: ErrorHandler<AppEnv>) {
   const router = new Hono<AppEnv>();
   router.use('*', dashboardDatabase);
-  // Refusals are pages; anything unexpected goes to the app's handler (logged, and a 500 without details).
-  router.onError((err, c) => {
+  // Refusals are pages. Anything else goes through the app's handler first (it logs, and decides between a 503, when
+  // the database did not answer and nothing was changed, and a 500), then is shown as a page too.
+  router.onError(async (err, c) => {
     if (isUnauthorized(err) && c.get('caller') !== undefined) return signInAgain(c);
     if (err instanceof HTTPException && err.status === 403) return errorPage(c, 403, CROSS_SITE);
     if (err instanceof ApiError && isRefusal(err.status)) {
       for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
       return errorPage(c, err.status, err.message);
     }
-    return fallback(err, c);
+    const answer = await fallback(err, c);
+    return answer.status === 503
+      ? errorPage(c, 503, 'The service is briefly unavailable and nothing was changed. Please try again in a moment.')
+      : errorPage(c, 500, `Something went wrong on our side. If it keeps happening, quote request ${c.get('requestId')}.`);
   });
   for (const pages of [authPages, overviewPage, keysPages, walletPages, ordersPages, shopPages, profilePages]) router.route('/', pages);
   return router;

@@ -5,7 +5,7 @@ import { errorResponses, pathId, type createRouter } from '../routes/openapi';
 // answers, so that the service's every response is described (and the test suite checks it).
 
 type App = ReturnType<typeof createRouter>;
-type Status = 200 | 303 | 400 | 401 | 403 | 404 | 422 | 429;
+type Status = 200 | 303 | 400 | 401 | 403 | 404 | 422 | 429 | 500 | 503;
 
 const html = { 'text/html': { schema: { type: 'string' as const } } };
 
@@ -21,11 +21,17 @@ const RESPONSES: Record<Status, { description: string; content?: typeof html; he
   404: { description: 'Unknown id, or another user\'s; sign-up when DASHBOARD_SIGNUP is not open', content: html },
   422: { description: 'The page again with the API\'s message next to each invalid field', content: html },
   429: { description: 'Too many attempts (Retry-After)', content: html },
+  500: { description: 'A bug: an error page quoting the request id', content: html },
+  503: {
+    description: 'The database did not answer and nothing was changed: an error page; send the form again (Retry-After)',
+    content: html,
+    headers: { 'Retry-After': { schema: { type: 'string' } } },
+  },
 };
 
 const responses = (...statuses: Status[]) => ({
   ...errorResponses(),
-  ...Object.fromEntries(statuses.map((status) => [status, RESPONSES[status]])),
+  ...Object.fromEntries([...statuses, 500, 503].map((status) => [status, RESPONSES[status as Status]])),
 });
 
 const form = (fields: string[]) => ({

@@ -6,7 +6,9 @@ import { toStatement } from './batch';
 // - transient faults of read-only work are retried (bounded, exponential backoff with full jitter);
 // - a write is never retried blindly: a lost connection may come after its commit. `writeBatch` retries a write only
 //   after learning, from reads keyed on ids generated before it, that it did not commit;
-// - when the database stays unavailable and nothing was committed, `DatabaseUnavailable` becomes a 503.
+// - when the database stays unavailable and nothing was committed, `DatabaseUnavailable` becomes a 503;
+// - D1 counts every statement against a limit per invocation (50 on the Free plan): retries stop while a write can
+//   still settle its outcome, instead of running into the limit (whose error would leave a write's outcome unknown).
 // Cloudflare's guidance (D1 "debug" and "rules of D1" pages): retry the messages below, back off on "overloaded",
 // at most 3 attempts, backoff capped at 2 s.
 
@@ -61,6 +63,20 @@ export const RETRY = {
   settleAttempts: 6, // 2 rounds of the wrapper's 3 read attempts
 };
 
+/** Statements a request's retries may spend: the Free plan's 50 less a reserve for work after the response. */
+export const QUERY_BUDGET = 45;
+
+/** The statements one request's wrapper has sent; shared by the sessions it opens. */
+class QueryBudget {
+  used = 0;
+  spend(statements: number) {
+    this.used += statements;
+  }
+  affords(statements: number) {
+    return this.used + statements <= QUERY_BUDGET;
+  }
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Full jitter: a random wait between 0 and the capped exponential step. */
 const backoff = (attempt: number) => sleep(Math.random() * Math.min(RETRY.capMs, RETRY.baseMs * 2 ** attempt));
@@ -68,15 +84,19 @@ const backoff = (attempt: number) => sleep(Math.random() * Math.min(RETRY.capMs,
 const WRITE = /\b(INSERT|UPDATE|DELETE|REPLACE|CREATE|DROP|ALTER)\b/i;
 const isReadOnly = (sqlText: string) => !WRITE.test(sqlText);
 
-/** Run `work` again on a transient or overloaded fault, up to `attempts` times; anything else is thrown as is. */
-async function retrying<T>(work: () => Promise<T>, attempts: number): Promise<T> {
+/**
+ * Run `work` again on a transient or overloaded fault, up to `attempts` times (and while the budget affords another
+ * `cost` statements); anything else is thrown as is.
+ */
+async function retrying<T>(work: () => Promise<T>, attempts: number, cost = 0, budget?: QueryBudget): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await work();
     } catch (err) {
       const fault = err instanceof DatabaseUnavailable ? 'overloaded' : classifyFault(err);
       if (fault !== 'transient' && fault !== 'overloaded') throw err;
-      if (attempt >= attempts) throw err instanceof DatabaseUnavailable ? err : new DatabaseUnavailable(err);
+      const affordable = !budget || budget.affords(cost);
+      if (attempt >= attempts || !affordable) throw err instanceof DatabaseUnavailable ? err : new DatabaseUnavailable(err);
       await backoff(attempt);
     }
   }
@@ -87,14 +107,16 @@ class Statement {
   constructor(
     readonly inner: D1PreparedStatement,
     readonly sqlText: string,
+    readonly budget: QueryBudget,
   ) {}
 
   bind(...values: unknown[]) {
-    return new Statement(this.inner.bind(...values), this.sqlText);
+    return new Statement(this.inner.bind(...values), this.sqlText, this.budget);
   }
 
   private run_<T>(work: () => Promise<T>): Promise<T> {
-    return isReadOnly(this.sqlText) ? retrying(work, RETRY.attempts) : failFastWrite(work);
+    const counted = () => (this.budget.spend(1), work());
+    return isReadOnly(this.sqlText) ? retrying(counted, RETRY.attempts, 1, this.budget) : failFastWrite(counted);
   }
 
   first<T>(column?: string) {
@@ -130,21 +152,24 @@ type Session = { getBookmark(): string | null };
  * retried. drizzle and the raw batch helpers both use it unchanged.
  */
 export class ResilientD1 {
-  constructor(readonly inner: Db) {}
+  constructor(
+    readonly inner: Db,
+    readonly budget = new QueryBudget(),
+  ) {}
 
   prepare(sqlText: string) {
-    return new Statement(this.inner.prepare(sqlText), sqlText);
+    return new Statement(this.inner.prepare(sqlText), sqlText, this.budget);
   }
 
   /** Read-only batches are retried; a batch that writes throws `WriteOutcomeUnknown` on a transient fault. */
   batch<T = unknown>(statements: Statement[]): Promise<D1Result<T>[]> {
     const inner = statements.map((s) => s.inner);
-    const work = () => this.inner.batch<T>(inner);
-    return statements.every((s) => isReadOnly(s.sqlText)) ? retrying(work, RETRY.attempts) : failFastWrite(work);
+    const work = () => (this.budget.spend(inner.length), this.inner.batch<T>(inner));
+    return statements.every((s) => isReadOnly(s.sqlText)) ? retrying(work, RETRY.attempts, inner.length, this.budget) : failFastWrite(work);
   }
 
   withSession(constraint?: string) {
-    return new ResilientD1((this.inner as D1Database).withSession(constraint as D1SessionConstraint));
+    return new ResilientD1((this.inner as D1Database).withSession(constraint as D1SessionConstraint), this.budget);
   }
 
   getBookmark() {
@@ -182,8 +207,12 @@ export interface WriteOutcome {
 export async function writeBatch(d1: Db, plan: WritePlan): Promise<WriteOutcome> {
   const before = plan.before ?? [];
   const statements = [...before, ...plan.writes, ...plan.reads];
+  // Another attempt only when the budget still affords it and the reads that would settle its outcome.
+  const budget = d1 instanceof ResilientD1 ? d1.budget : null;
+  const attemptCost = statements.length + RETRY.settleAttempts * (before.length + plan.reads.length);
   let lastFault: unknown;
   for (let attempt = 1; attempt <= RETRY.attempts; attempt++) {
+    if (attempt > 1 && budget && !budget.affords(attemptCost)) break;
     try {
       const results = await d1.batch(statements.map((s) => toStatement(d1, s)));
       return { before: results.slice(0, before.length), reads: results.slice(before.length + plan.writes.length), settled: false };

@@ -25,6 +25,7 @@ function checkoutPage(deposit: DepositRow): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Checkout: deposit #${deposit.id}</title>
+<link rel="icon" href="/dashboard/assets/icon.svg" type="image/svg+xml">
 <style>
   body { font: 16px/1.5 system-ui, sans-serif; max-width: 28rem; margin: 3rem auto; padding: 0 1rem; color: #1a1a1a; }
   .card { border: 1px solid #ddd; border-radius: 12px; padding: 1.5rem; }
