@@ -207,9 +207,9 @@ export interface WriteOutcome {
 export async function writeBatch(d1: Db, plan: WritePlan): Promise<WriteOutcome> {
   const before = plan.before ?? [];
   const statements = [...before, ...plan.writes, ...plan.reads];
-  // Another attempt only when the budget still affords it and the reads that would settle its outcome.
+  // Another attempt only when the budget still affords it and one round of the reads that would settle its outcome.
   const budget = d1 instanceof ResilientD1 ? d1.budget : null;
-  const attemptCost = statements.length + RETRY.settleAttempts * (before.length + plan.reads.length);
+  const attemptCost = statements.length + before.length + plan.reads.length;
   let lastFault: unknown;
   for (let attempt = 1; attempt <= RETRY.attempts; attempt++) {
     if (attempt > 1 && budget && !budget.affords(attemptCost)) break;

@@ -133,4 +133,16 @@ describe.runIf(browserAvailable)('the dashboard in a real browser', () => {
     expect(consoleErrors).toEqual([]);
     await context.close();
   });
+
+  it('serves the stylesheet and icon as static files with the pages\' security headers (public/_headers)', async () => {
+    for (const [path, type] of [['/dashboard/assets/app.css', 'text/css'], ['/dashboard/assets/icon.svg', 'image/svg+xml']]) {
+      const res = await globalThis.fetch(`${server.origin}${path}`);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('Content-Type'), path).toContain(type);
+      expect(res.headers.get('Cache-Control'), path).toBe('no-store');
+      expect(res.headers.get('X-Content-Type-Options'), path).toBe('nosniff');
+      expect(res.headers.get('Referrer-Policy'), path).toBe('same-origin');
+      expect(res.headers.get('Content-Security-Policy'), path).toContain("frame-ancestors 'none'");
+    }
+  });
 });
