@@ -107,10 +107,25 @@ describe('sign-in and the session cookie', () => {
 });
 
 describe('without a session', () => {
-  const PAGES = ['/dashboard', '/dashboard/keys', '/dashboard/wallet?page=2', '/dashboard/orders', '/dashboard/orders/1', '/dashboard/orders/1/export', '/dashboard/shop', '/dashboard/profile'];
+  // Malformed ids and invalid forms are refused before any batch runs: the session is proved for them all the same.
+  const PAGES = [
+    '/dashboard',
+    '/dashboard/keys',
+    '/dashboard/wallet?page=2',
+    '/dashboard/orders',
+    '/dashboard/orders/1',
+    '/dashboard/orders/abc',
+    '/dashboard/orders/1/export',
+    '/dashboard/orders/0/export',
+    '/dashboard/shop',
+    '/dashboard/profile',
+  ];
   const POSTS: Array<[string, Record<string, string>]> = [
     ['/dashboard/keys', { name: 'sneaky' }],
     ['/dashboard/keys/1/revoke', {}],
+    ['/dashboard/keys/abc/revoke', {}],
+    ['/dashboard/orders/abc/cancel', { idempotency_key: 'k4' }],
+    ['/dashboard/shop', { product_id: 'x', quantity: '-1' }],
     ['/dashboard/wallet/deposit', { amount: '10', gateway: 'gateway_one', crypto_currency: 'USDT', idempotency_key: 'k1' }],
     ['/dashboard/shop', { product_id: '1', quantity: '1', idempotency_key: 'k2' }],
     ['/dashboard/orders/1/cancel', { idempotency_key: 'k3' }],
@@ -120,9 +135,12 @@ describe('without a session', () => {
 
   it('every page and form post answers 303 to sign-in with `next`, and changes nothing', async () => {
     const user = await newUser({ balance: 50 });
+    const ended = await signIn(user.email);
+    expect((await visit('/dashboard/sign-out', { cookie: ended, form: {} })).status).toBe(303);
     const before = await snapshot();
     const credentials: Array<{ label: string; cookie?: string; headers?: Record<string, string> }> = [
       { label: 'nothing' },
+      { label: 'a signed-out session', cookie: ended },
       { label: 'a made-up token', cookie: 'A'.repeat(43) },
       { label: 'a malformed cookie', cookie: '"; DROP TABLE sessions; --' },
       { label: 'an API key', headers: { 'X-API-Key': user.key } },

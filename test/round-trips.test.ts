@@ -231,6 +231,16 @@ describe('D1 round trips per dashboard page', () => {
     ['Revoke', (f) => [`/dashboard/keys/${f.spareKeyId}/revoke`, {}]],
     ['profile', () => ['/dashboard/profile', { name: 'Renamed' }]],
   ];
+  it('a form post with an ended session: one round trip (its batch proves nothing), then sign-in', async () => {
+    const user = await signedInUser({ balance: 50 });
+    const f = await fixtures(user);
+    await visit('/dashboard/sign-out', { cookie: user.cookie, form: {} });
+    const res = await measurePage('/dashboard/shop', { cookie: user.cookie, form: { product_id: String(f.productId), quantity: '1' } });
+    expect(res.status).toBe(303);
+    expect(res.location).toBe('/dashboard/sign-in?next=%2Fdashboard%2Fshop');
+    expect(res.trips.length, JSON.stringify(res.trips)).toBe(1);
+  });
+
   for (const [name, form] of forms) {
     it(`the ${name} form: one round trip, then a redirect`, async () => {
       const user = await signedInUser({ balance: 50 });

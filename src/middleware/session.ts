@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { deleteCookie, generateCookie, getCookie, setCookie } from 'hono/cookie';
 import { createMiddleware } from 'hono/factory';
 import { resilient } from '../db/d1';
 import type { AppEnv } from '../env';
@@ -31,17 +31,16 @@ export const dashboardDatabase = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
-/** Where sign-in sends the browser back to: this page with its query, or the path a form posted to. */
-function signInRedirect(c: Context): Response {
+/**
+ * A page or form that found no live session: 303 to sign-in with `next` (this page with its query, or the path a
+ * form posted to), the stale cookie dropped. A response of its own, so it can replace one already rendered.
+ */
+export function signInAgain(c: Context): Response {
   const url = new URL(c.req.url);
   const back = c.req.method === 'GET' ? url.pathname + url.search : url.pathname;
-  return c.redirect(`/dashboard/sign-in?next=${encodeURIComponent(back)}`, 303);
-}
-
-/** A page or form that found no live session: back to sign-in, the stale cookie dropped. */
-export function signInAgain(c: Context): Response {
-  if (sessionCookie(c) !== undefined) clearSessionCookie(c);
-  return signInRedirect(c);
+  const headers = new Headers({ Location: `/dashboard/sign-in?next=${encodeURIComponent(back)}` });
+  if (sessionCookie(c) !== undefined) headers.append('Set-Cookie', generateCookie(SESSION_COOKIE, '', { ...COOKIE, maxAge: 0 }));
+  return new Response(null, { status: 303, headers });
 }
 
 /** The hash of the session this request came with (a password change keeps it). */
