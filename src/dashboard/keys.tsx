@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../env';
 import { requireSession } from '../middleware/session';
-import { CreateApiKeyBody } from '../routes/api-keys';
+import { CreateApiKeyBody } from '../schemas/api-keys';
 import { createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeApiKey, type CreatedKey } from '../services/api-keys';
 import { Alert, Field, Notice, When } from './components';
 import { formHandler, idFromPath, parseForm, sameOriginForm, type FormFields, type FormProblem } from './forms';

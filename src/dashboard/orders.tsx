@@ -4,8 +4,7 @@ import { PaginationQuery } from '../lib/pagination';
 import { requireSession } from '../middleware/session';
 import { publishAfterResponse } from '../middleware/publish-events';
 import { purgeStock } from '../middleware/stock-cache';
-import { orderExport } from '../routes/orders';
-import { cancelOrder, getOrder, listOrders } from '../services/orders';
+import { cancelOrder, getOrder, listOrders, orderExportFile } from '../services/orders';
 import { Alert, IdempotencyKey, Money, Pager, Status, When } from './components';
 import { formHandler, idFromPath, parseForm, redirectOnce, sameOriginForm, type FormProblem } from './forms';
 import { page } from './layout';
@@ -90,9 +89,10 @@ export const ordersPages = new Hono<AppEnv>()
     });
   })
   .get('/orders/:id', requireSession, (c) => orderPage(c, idFromPath(c.req.param('id'), 'Order')))
-  .get('/orders/:id/export', requireSession, async (c) =>
-    orderExport(c, await getOrder(c.var.db, c.var.caller, idFromPath(c.req.param('id'), 'Order'))),
-  )
+  .get('/orders/:id/export', requireSession, async (c) => {
+    const file = orderExportFile(await getOrder(c.var.db, c.var.caller, idFromPath(c.req.param('id'), 'Order')));
+    return c.text(file.text, 200, file.headers);
+  })
   .post(
     '/orders/:id/cancel',
     sameOriginForm,

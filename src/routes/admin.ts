@@ -10,14 +10,15 @@ import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLink
 import { idempotent } from '../middleware/idempotency';
 import { publishAfterResponse } from '../middleware/publish-events';
 import { purgeStock } from '../middleware/stock-cache';
-import { trimmedText, usdAmount } from '../lib/validation';
+import { AdjustmentBody, ProductBody } from '../schemas/operator';
+import { CreateUserBody } from '../schemas/users';
 import { addStock, createProduct, MAX_ITEMS_PER_UPLOAD, normaliseItems, updateProduct, type StockUpload } from '../services/products';
 import { markDepositPaid, type CreditSnapshot } from '../services/deposits';
 import { OPERATOR } from '../services/idempotency';
 import { createUser, type UserCreationSnapshot, type UserProfile } from '../services/users';
 import { adjustBalance } from '../services/wallet';
 import { DepositStatus, finalSaleFlag, presentDepositStatus, presentTransaction, Transaction } from './representations';
-import { presentProfile, userEmail, userName, UserProfileSchema } from './user';
+import { presentProfile, UserProfileSchema } from './user';
 
 const security = [{ AdminBearer: [] }];
 // Every admin POST/PATCH takes an Idempotency-Key in the operator's own key namespace.
@@ -25,39 +26,6 @@ const parameters = [idempotencyKeyParameter];
 const asOperator = { owner: OPERATOR } as const;
 const tags = ['Admin'];
 const MAX_ITEM_LENGTH = 4096;
-const MAX_PRICE_CENTS = 100_000_000;
-const MAX_ADJUSTMENT_CENTS = 100_000_000;
-
-export const CreateUserBody = z.object({
-  name: userName,
-  email: userEmail,
-  password: z.string().min(8, 'password must be at least 8 characters').max(200, 'password is too long'),
-});
-
-const AdjustmentBody = z.object({
-  amount: usdAmount('amount', -MAX_ADJUSTMENT_CENTS, MAX_ADJUSTMENT_CENTS)
-    .refine((cents) => cents !== 0, 'amount must not be zero')
-    .openapi({ not: { const: 0 } }),
-  description: trimmedText('description', 500),
-});
-
-const packSizes = z
-  .array(z.int().min(1).max(1000), 'allowed_quantities must be an array of integers')
-  .min(1, 'allowed_quantities must not be empty')
-  .max(100)
-  .nullable();
-
-const ProductBody = z.object({
-  name: trimmedText('name', 200),
-  sku: trimmedText('sku', 100),
-  category: trimmedText('category', 100).nullable().optional(),
-  price: usdAmount('price', 1, MAX_PRICE_CENTS),
-  allowed_quantities: packSizes.optional(),
-  active: z.boolean('active must be a boolean').optional(),
-  cancellable: z.boolean('cancellable must be a boolean').optional().openapi({
-    description: 'default true; false makes the product final sale: its orders (from now on) can never be cancelled',
-  }),
-});
 
 const Product = z
   .object({
