@@ -7,6 +7,7 @@ import { requestId } from './middleware/request-id';
 import { requestLog } from './middleware/request-log';
 import { renderError } from './middleware/render-error';
 import { adminRouter } from './routes/admin';
+import { adminConsoleRouter } from './routes/admin-console';
 import { apiKeysRouter } from './routes/api-keys';
 import { eventsRouter } from './routes/events';
 import { ordersRouter } from './routes/orders';
@@ -60,6 +61,7 @@ export function createApp() {
     .route(`${API_PREFIX}/orders`, ordersRouter)
     .route(`${API_PREFIX}/wallet`, walletRouter)
     .route(`${API_PREFIX}/admin`, adminRouter)
+    .route(`${API_PREFIX}/admin`, adminConsoleRouter)
     .route(`${API_PREFIX}/admin`, revokedItemsRouter)
     .route(`${API_PREFIX}/admin/gateway-events`, gatewayEventsRouter)
     .route(`${API_PREFIX}/webhooks`, webhooksRouter)

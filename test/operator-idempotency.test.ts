@@ -4,6 +4,7 @@ import { runScheduledJobs } from '../src/services/jobs';
 import { addStock } from '../src/services/products';
 import { createCheckedApp } from './contract';
 import { faultyD1, type BatchFault } from './faults';
+import { ADMIN_TOKEN_ACTOR } from '../src/services/audit-log';
 import { ADMIN_TOKEN, balanceOf, call, expectError, newDeposit, newProduct, newUser, unique } from './helpers';
 
 // Idempotency-Key on every admin POST/PATCH: one effect, the first response replayed byte for byte, 422 for the
@@ -272,7 +273,7 @@ describe('admin writes whose outcome a database fault hid', () => {
   it('the service settles a committed upload from its own row, not from what a re-run would find', async () => {
     const product = await newProduct();
     const d1 = faultyD1(env.DB, 'lost-after-commit');
-    const upload = await addStock(d1.db, product.id, ['S-1', 'S-2', 'S-3']);
+    const upload = await addStock(d1.db, ADMIN_TOKEN_ACTOR, product.id, ['S-1', 'S-2', 'S-3']);
     expect(d1.fired()).toBe(true);
     expect(upload).toMatchObject({ added: 3, skipped: 0, stockCount: 3 });
   });

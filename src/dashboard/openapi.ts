@@ -43,7 +43,10 @@ const form = (fields: string[]) => ({
   },
 });
 
-const params = (names: string[]) => (names.length === 0 ? {} : { params: z.object(Object.fromEntries(names.map((name) => [name, pathId(name)]))) });
+/** A password reset link's token: 256 random bits, URL-safe base64. */
+const tokenParam = z.string().openapi({ param: { name: 'token', in: 'path' }, pattern: '^[A-Za-z0-9_-]{43}$' });
+const pathParam = (name: string) => (name === 'token' ? tokenParam : pathId(name));
+const params = (names: string[]) => (names.length === 0 ? {} : { params: z.object(Object.fromEntries(names.map((name) => [name, pathParam(name)]))) });
 const pageQuery = { query: z.object({ page: z.string().optional().openapi({ type: 'integer', minimum: 1 }) }) };
 
 interface Entry {
@@ -101,6 +104,14 @@ const PAGES: Entry[] = [
     summary: 'Change the password (ends the other sessions)',
     statuses: [303, 403, 422],
     fields: ['current_password', 'new_password', 'new_password_confirmation'],
+  },
+  { method: 'get', path: '/dashboard/reset-password/{token}', summary: 'A password reset link an operator made (404 once used or expired)', statuses: [200, 404] },
+  {
+    method: 'post',
+    path: '/dashboard/reset-password/{token}',
+    summary: 'Set the password through a reset link: ends every session of the user, then 303 to sign-in',
+    statuses: [303, 403, 404, 422],
+    fields: ['new_password', 'new_password_confirmation'],
   },
 ];
 

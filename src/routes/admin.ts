@@ -5,7 +5,6 @@ import type { AppEnv } from '../env';
 import { hmacSha256Hex, openSealed, sealText } from '../lib/crypto';
 import { envelope, ok } from '../lib/envelope';
 import { fieldError } from '../lib/errors';
-import { centsToAmount } from '../lib/money';
 import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse } from './openapi';
 import { idempotent } from '../middleware/idempotency';
 import { publishAfterResponse } from '../middleware/publish-events';
@@ -17,7 +16,8 @@ import { markDepositPaid, type CreditSnapshot } from '../services/deposits';
 import { OPERATOR } from '../services/idempotency';
 import { createUser, type UserCreationSnapshot, type UserProfile } from '../services/users';
 import { adjustBalance } from '../services/wallet';
-import { DepositStatus, finalSaleFlag, presentDepositStatus, presentTransaction, Transaction } from './representations';
+import { ADMIN_TOKEN_ACTOR } from '../services/audit-log';
+import { DepositStatus, presentDepositStatus, presentProduct, presentTransaction, Product, Transaction } from './representations';
 import { presentProfile, UserProfileSchema } from './user';
 
 const security = [{ AdminBearer: [] }];
@@ -26,36 +26,6 @@ const parameters = [idempotencyKeyParameter];
 const asOperator = { owner: OPERATOR } as const;
 const tags = ['Admin'];
 const MAX_ITEM_LENGTH = 4096;
-
-const Product = z
-  .object({
-    id: z.number().int(),
-    name: z.string(),
-    sku: z.string(),
-    category: z.string().nullable(),
-    price: z.number(),
-    allowed_quantities: z.array(z.number().int()).nullable(),
-    active: z.boolean(),
-    cancellable: finalSaleFlag,
-    stock_count: z.number().int(),
-    created_at: z.string(),
-    updated_at: z.string(),
-  })
-  .openapi('Product');
-
-const presentProduct = (p: ProductRow) => ({
-  id: p.id,
-  name: p.name,
-  sku: p.sku,
-  category: p.category,
-  price: centsToAmount(p.priceCents),
-  allowed_quantities: p.allowedQuantities === null ? null : (JSON.parse(p.allowedQuantities) as number[]),
-  active: p.active === 1,
-  cancellable: p.cancellable === 1,
-  stock_count: p.stockCount,
-  created_at: p.createdAt,
-  updated_at: p.updatedAt,
-});
 
 const productInput = (body: Partial<z.output<typeof ProductBody>>) => ({
   name: body.name,
@@ -174,7 +144,7 @@ export const adminRouter = createRouter()
         c,
         request,
         async (claim) => {
-          const { user, apiKey } = await createUser(c.var.db, body, claim && { claim, seal: sealing.seal });
+          const { user, apiKey } = await createUser(c.var.db, ADMIN_TOKEN_ACTOR, body, claim && { claim, seal: sealing.seal });
           return created(user, apiKey);
         },
         { ...asOperator, render: async (snapshot) => created(snapshot as UserProfile, await sealing.open((snapshot as UserCreationSnapshot).sealedApiKey)) },
@@ -199,7 +169,7 @@ export const adminRouter = createRouter()
       return idempotent(
         c,
         body,
-        async (claim) => adjusted(await adjustBalance(c.var.db, c.req.valid('param').id, body.amount, body.description, claim, publishAfterResponse(c))),
+        async (claim) => adjusted(await adjustBalance(c.var.db, ADMIN_TOKEN_ACTOR, c.req.valid('param').id, body.amount, body.description, claim, publishAfterResponse(c))),
         { ...asOperator, render: (snapshot) => adjusted(snapshot as TransactionRow) },
       );
     },
@@ -230,7 +200,7 @@ export const adminRouter = createRouter()
         c,
         body,
         async (claim) => {
-          const product = await createProduct(c.var.db, { ...productInput(body), name: body.name, sku: body.sku, priceCents: body.price }, claim);
+          const product = await createProduct(c.var.db, ADMIN_TOKEN_ACTOR, { ...productInput(body), name: body.name, sku: body.sku, priceCents: body.price }, claim);
           await purgeStock(c, [product.id]);
           return created(product);
         },
@@ -257,7 +227,7 @@ export const adminRouter = createRouter()
         c,
         body,
         async (claim) => {
-          const product = await updateProduct(c.var.db, c.req.valid('param').id, productInput(body), claim);
+          const product = await updateProduct(c.var.db, ADMIN_TOKEN_ACTOR, c.req.valid('param').id, productInput(body), claim);
           await purgeStock(c, [product.id]);
           return updated(product);
         },
@@ -283,7 +253,7 @@ export const adminRouter = createRouter()
         c,
         { items },
         async (claim) => {
-          const upload = await addStock(c.var.db, id, items, claim);
+          const upload = await addStock(c.var.db, ADMIN_TOKEN_ACTOR, id, items, claim);
           await purgeStock(c, [id]);
           return added(upload);
         },
@@ -311,7 +281,7 @@ export const adminRouter = createRouter()
       return idempotent(
         c,
         {},
-        async (claim) => confirmed(await markDepositPaid(c.var.db, c.req.valid('param').id, claim, publishAfterResponse(c))),
+        async (claim) => confirmed(await markDepositPaid(c.var.db, ADMIN_TOKEN_ACTOR, c.req.valid('param').id, claim, publishAfterResponse(c))),
         { ...asOperator, render: (snapshot) => confirmed(snapshot as CreditSnapshot) },
       );
     },

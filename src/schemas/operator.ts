@@ -1,5 +1,8 @@
 import { z } from '@hono/zod-openapi';
-import { trimmedText, usdAmount } from '../lib/validation';
+import { PaginationQuery } from '../lib/pagination';
+import { optionalIdQuery, trimmedText, usdAmount } from '../lib/validation';
+import { GATEWAYS } from '../services/gateways';
+import { userEmail, userName } from './users';
 
 // Request schemas of the operator's writes, shared by the admin API and the operator console.
 
@@ -29,4 +32,49 @@ export const ProductBody = z.object({
   cancellable: z.boolean('cancellable must be a boolean').optional().openapi({
     description: 'default true; false makes the product final sale: its orders (from now on) can never be cancelled',
   }),
+});
+
+export const USER_ROLES = ['user', 'operator'] as const;
+
+export const UpdateUserBody = z.object({
+  name: userName.optional(),
+  email: userEmail.optional(),
+  role: z.enum(USER_ROLES, `role must be one of ${USER_ROLES.join(', ')}`).optional(),
+  disabled: z.boolean('disabled must be a boolean').optional(),
+});
+
+/** `?q=` of the searches: trimmed, at most 254 characters (an email's limit); empty means no search. */
+const search = (description: string) =>
+  z.string().max(254, 'q may not be greater than 254 characters').trim().optional().openapi({ description });
+
+export const UsersQuery = PaginationQuery.extend({
+  q: search('a whole email address (exact, case-insensitive) or a case-insensitive substring of the name or email'),
+});
+
+const ORDER_STATUSES = ['pending', 'completed', 'cancelled'] as const;
+export const OrdersQuery = PaginationQuery.extend({
+  q: search('an exact order number or a user\'s whole email address'),
+  user_id: optionalIdQuery('user_id'),
+  status: z.enum(ORDER_STATUSES, `status must be one of ${ORDER_STATUSES.join(', ')}`).optional(),
+});
+
+const DEPOSIT_STATUSES = ['pending', 'paid', 'failed', 'expired'] as const;
+export const DepositsQuery = PaginationQuery.extend({
+  status: z.enum(DEPOSIT_STATUSES, `status must be one of ${DEPOSIT_STATUSES.join(', ')}`).optional(),
+  gateway: z.enum(GATEWAYS, `gateway must be one of ${GATEWAYS.join(', ')}`).optional(),
+  user_id: optionalIdQuery('user_id'),
+});
+
+export const ProductsQuery = z.object({
+  active: z.enum(['true', 'false'], "active must be 'true' or 'false'").optional(),
+});
+
+export const SalesQuery = z.object({
+  days: z
+    .string()
+    .regex(/^\d{1,3}$/, 'days must be an integer between 1 and 366')
+    .optional()
+    .transform((v) => (v === undefined ? 30 : Number(v)))
+    .pipe(z.number().int().min(1, 'days must be an integer between 1 and 366').max(366, 'days must be an integer between 1 and 366'))
+    .openapi({ type: 'integer', minimum: 1, maximum: 366, default: 30 }),
 });
