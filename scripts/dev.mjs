@@ -3,7 +3,7 @@
 // Extra arguments go to `wrangler dev` (e.g. `npm run dev -- --var ADMIN_TOKEN:secret`).
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { assertNodeVersion, spawnWrangler, wrangler } from './wrangler.mjs';
-import { DEMO_USER, seedSql } from './seed.mjs';
+import { DEMO_OPERATOR, DEMO_USER, operatorSql, seedSql } from './seed.mjs';
 import { vendorDocs } from './vendor-docs.mjs';
 
 const PORT = process.env.PORT ?? '8787';
@@ -25,8 +25,9 @@ vendorDocs();
 console.log('Applying D1 migrations to the local database...');
 wrangler(['d1', 'migrations', 'apply', 'DB', '--local', ...persist]);
 
-const countOutput = wrangler(['d1', 'execute', 'DB', '--local', ...persist, '--json', '--command', 'SELECT count(*) AS users FROM users'], { capture: true });
-const users = JSON.parse(countOutput)[0].results[0].users;
+const countQuery = `SELECT count(*) AS users, count(CASE WHEN email = '${DEMO_OPERATOR.email}' THEN 1 END) AS operators FROM users`;
+const countOutput = wrangler(['d1', 'execute', 'DB', '--local', ...persist, '--json', '--command', countQuery], { capture: true });
+const { users, operators } = JSON.parse(countOutput)[0].results[0];
 
 if (users === 0) {
   console.log('Empty database: seeding demo data...');
@@ -36,6 +37,9 @@ if (users === 0) {
   writeFileSync(seedFile, sql);
   wrangler(['d1', 'execute', 'DB', '--local', ...persist, '--file', seedFile], { capture: true });
   writeFileSync(DEMO_KEY_FILE, `${apiKey}\n`);
+} else if (operators === 0) {
+  console.log('Adding the demo operator...');
+  wrangler(['d1', 'execute', 'DB', '--local', ...persist, '--command', operatorSql()], { capture: true });
 }
 
 const demoKey = existsSync(DEMO_KEY_FILE) ? readFileSync(DEMO_KEY_FILE, 'utf8').trim() : null;
@@ -43,6 +47,7 @@ const base = `http://localhost:${PORT}/api/v2`;
 const banner = `
   Dashboard:     http://localhost:${PORT}/dashboard  (sign in as the demo user, or sign up)
   Demo user:     ${DEMO_USER.email} / ${DEMO_USER.password} (wallet: $100.00)
+  Demo operator: ${DEMO_OPERATOR.email} / ${DEMO_OPERATOR.password} (the console: http://localhost:${PORT}/dashboard/console)
   Demo API key:  ${demoKey ?? '(not known: the database was seeded elsewhere; create a user with POST /admin/users)'}
   Admin token:   see ADMIN_TOKEN in .dev.vars
 

@@ -25,7 +25,8 @@ import { API_PREFIX, registerDocument, registerServiceInfo } from './routes/serv
 
 const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_STOCK_UPLOAD_BYTES = 16 * 1024 * 1024;
-const STOCK_UPLOAD_PATH = new RegExp(`^${API_PREFIX}/admin/products/[^/]+/stock$`);
+// The admin API's upload and the console's upload form (whose 10,000 lines may be long).
+const STOCK_UPLOAD_PATH = new RegExp(`^(${API_PREFIX}/admin|/dashboard/console)/products/[^/]+/stock$`);
 
 const payloadTooLarge = (limit: number) => () => {
   throw new ApiError('PAYLOAD_TOO_LARGE', `The request body may not exceed ${limit / (1024 * 1024)} MB.`);

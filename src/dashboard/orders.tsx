@@ -5,10 +5,10 @@ import { requireSession } from '../middleware/session';
 import { publishAfterResponse } from '../middleware/publish-events';
 import { purgeStock } from '../middleware/stock-cache';
 import { cancelOrder, getOrder, listOrders, orderExportFile } from '../services/orders';
-import { Alert, IdempotencyKey, Money, Pager, Status, When } from './components';
+import { Alert, IdempotencyKey, Pager } from './components';
 import { formHandler, idFromPath, parseForm, redirectOnce, sameOriginForm, type FormProblem } from './forms';
 import { page } from './layout';
-import { OrdersTable } from './tables';
+import { OrderFacts, OrdersTable } from './tables';
 
 // Orders: the API's list, detail (with the delivered items), text export and cancel, from the same service functions.
 
@@ -23,28 +23,7 @@ async function orderPage(c: Context<AppEnv>, orderId: number, problem?: FormProb
         <>
           <Alert problem={problem} />
           <section class="card">
-            <dl class="facts">
-              <dt>Product</dt>
-              <dd>{order.productName}</dd>
-              <dt>Quantity</dt>
-              <dd>{order.quantity}</dd>
-              <dt>Unit price</dt>
-              <dd>
-                <Money cents={order.unitPriceCents} />
-              </dd>
-              <dt>Total</dt>
-              <dd>
-                <Money cents={order.totalAmountCents} />
-              </dd>
-              <dt>Status</dt>
-              <dd>
-                <Status value={order.status} />
-              </dd>
-              <dt>Placed</dt>
-              <dd>
-                <When iso={order.createdAt} />
-              </dd>
-            </dl>
+            <OrderFacts order={order} />
             {order.status === 'pending' && (
               <form method="post" action={`/dashboard/orders/${order.id}/cancel`}>
                 <IdempotencyKey />

@@ -9,9 +9,9 @@ import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLink
 import { idempotent } from '../middleware/idempotency';
 import { publishAfterResponse } from '../middleware/publish-events';
 import { purgeStock } from '../middleware/stock-cache';
-import { AdjustmentBody, ProductBody } from '../schemas/operator';
+import { AdjustmentBody, ProductBody, productInput } from '../schemas/operator';
 import { CreateUserBody } from '../schemas/users';
-import { addStock, createProduct, MAX_ITEMS_PER_UPLOAD, normaliseItems, updateProduct, type StockUpload } from '../services/products';
+import { addStock, checkedUpload, createProduct, MAX_ITEM_LENGTH, MAX_ITEMS_PER_UPLOAD, updateProduct, type StockUpload } from '../services/products';
 import { markDepositPaid, type CreditSnapshot } from '../services/deposits';
 import { OPERATOR } from '../services/idempotency';
 import { createUser, type UserCreationSnapshot, type UserProfile } from '../services/users';
@@ -25,19 +25,8 @@ const security = [{ AdminBearer: [] }];
 const parameters = [idempotencyKeyParameter];
 const asOperator = { owner: OPERATOR } as const;
 const tags = ['Admin'];
-const MAX_ITEM_LENGTH = 4096;
 
-const productInput = (body: Partial<z.output<typeof ProductBody>>) => ({
-  name: body.name,
-  sku: body.sku,
-  category: body.category,
-  priceCents: body.price,
-  allowedQuantities: body.allowed_quantities,
-  active: body.active,
-  cancellable: body.cancellable,
-});
-
-// What `uploadItems` enforces, as patterns for the document: an item once trimmed is at most MAX_ITEM_LENGTH
+// What `checkedUpload` enforces, as patterns for the document: an item once trimmed is at most MAX_ITEM_LENGTH
 // characters with no line break, and a blank one is skipped. Each input has one way to match (no runaway
 // backtracking in the tools that evaluate them).
 const TRIMMED_ITEM = `\\S(?:[^\\r\\n]{0,${MAX_ITEM_LENGTH - 2}}\\S)?`;
@@ -60,15 +49,6 @@ const StockUploadText = z.string().openapi({
   example: 'CODE-1\nCODE-2',
 });
 
-/** Upload items: validated here so JSON and text bodies obey the same limits. */
-function uploadItems(raw: string[]): string[] {
-  const items = normaliseItems(raw);
-  if (items.length > MAX_ITEMS_PER_UPLOAD) throw fieldError('items', `at most ${MAX_ITEMS_PER_UPLOAD} items per call`);
-  // Characters are code points, as JSON Schema counts them.
-  if (items.some((item) => [...item].length > MAX_ITEM_LENGTH)) throw fieldError('items', `an item may be at most ${MAX_ITEM_LENGTH} characters`);
-  if (items.some((item) => /[\r\n]/.test(item))) throw fieldError('items', 'an item may not contain line breaks');
-  return items;
-}
 
 // zod-openapi runs the JSON validator on every request when a body is `required`, which would refuse text/plain
 // uploads: the route validates with `required: false` (the handler refuses a missing body), and the document, which
@@ -243,7 +223,7 @@ export const adminRouter = createRouter()
       const raw = isText ? (await c.req.text()).split('\n') : (c.req.valid('json') as { items?: string[] }).items;
       if (raw === undefined) throw fieldError('items', 'items is required (or send a text/plain body)');
       const { id } = c.req.valid('param');
-      const items = uploadItems(raw);
+      const items = checkedUpload(raw);
       const added = (upload: StockUpload) => ({
         status: 201 as const,
         body: ok({ added: upload.added, skipped: upload.skipped, stock_count: upload.stockCount }, 'Stock added.'),

@@ -34,6 +34,17 @@ export const ProductBody = z.object({
   }),
 });
 
+/** A product body (whole or partial) as the service's input (cents, camelCase). */
+export const productInput = (body: Partial<z.output<typeof ProductBody>>) => ({
+  name: body.name,
+  sku: body.sku,
+  category: body.category,
+  priceCents: body.price,
+  allowedQuantities: body.allowed_quantities,
+  active: body.active,
+  cancellable: body.cancellable,
+});
+
 export const USER_ROLES = ['user', 'operator'] as const;
 
 export const UpdateUserBody = z.object({

@@ -104,9 +104,20 @@ export async function updateProduct(d1: Db, actor: Actor, productId: number, inp
 }
 
 export const MAX_ITEMS_PER_UPLOAD = 10_000;
+export const MAX_ITEM_LENGTH = 4096;
 
 /** Trimmed, non-blank items; duplicates (within the call or already stocked) are skipped by the unique index. */
 export const normaliseItems = (items: string[]) => items.map((item) => item.trim()).filter((item) => item.length > 0);
+
+/** Upload items, trimmed and non-blank: the same limits for JSON, text bodies and the console's form (422 on `items`). */
+export function checkedUpload(raw: string[]): string[] {
+  const items = normaliseItems(raw);
+  if (items.length > MAX_ITEMS_PER_UPLOAD) throw fieldError('items', `at most ${MAX_ITEMS_PER_UPLOAD} items per call`);
+  // Characters are code points, as JSON Schema counts them.
+  if (items.some((item) => [...item].length > MAX_ITEM_LENGTH)) throw fieldError('items', `an item may be at most ${MAX_ITEM_LENGTH} characters`);
+  if (items.some((item) => /[\r\n]/.test(item))) throw fieldError('items', 'an item may not contain line breaks');
+  return items;
+}
 
 // D1 refuses a bound value over 2 MB (a string's UTF-8 bytes): an upload travels as JSON arrays kept well under it.
 const MAX_CHUNK_BYTES = 1_000_000;
