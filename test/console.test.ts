@@ -1,69 +1,21 @@
 import { env } from 'cloudflare:test';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../src/lib/crypto';
-import { SELF, useInvocationOptions } from './contract';
-import { freshIp, idempotencyKeyIn, ORIGIN, signIn, signedInUser, visit, type PageOptions } from './dashboard-helpers';
-import { balanceOf, buy, call, newDeposit, newProduct, newUser, unique, type TestUser } from './helpers';
-import type { RoundTrip } from './production-d1';
+import { SELF } from './contract';
+import { freshIp, idempotencyKeyIn, ORIGIN, signedInUser, visit } from './dashboard-helpers';
+import { balanceOf, call, newProduct, newUser, unique } from './helpers';
 import { changedTables, snapshot } from './snapshot';
+import { CONSOLE_PAGES, CONSOLE_POSTS, consoleFixtures, newOperator } from './console-helpers';
 
 // The operator console (/dashboard/console): gating by role, the operator's idle expiry, its forms over the admin
 // API's services (audited in their batch, idempotent), stock uploads, one round trip a page.
 
-type Operator = TestUser & { cookie: string };
-
-async function newOperator(): Promise<Operator> {
-  const user = await newUser();
-  const res = await call(`/admin/users/${user.id}`, { admin: true, method: 'PATCH', body: { role: 'operator' } });
-  expect(res.status, res.text).toBe(200);
-  return { ...user, cookie: await signIn(user.email) };
-}
-
-interface Fixtures {
-  buyer: TestUser;
-  productId: number;
-  orderId: number;
-  depositId: number;
-}
-
-async function fixtures(): Promise<Fixtures> {
-  const buyer = await newUser({ balance: 20 });
-  const product = await newProduct({ price: 1, stock: 5 });
-  const order = await buy(buyer, product.id, 1);
-  const deposit = await newDeposit(buyer);
-  return { buyer, productId: product.id, orderId: order.json.data.id, depositId: deposit.deposit_id };
-}
-
-const PAGES: Array<[string, (f: Fixtures) => string]> = [
-  ['overview', () => '/dashboard/console'],
-  ['products', () => '/dashboard/console/products'],
-  ['a product', (f) => `/dashboard/console/products/${f.productId}`],
-  ['orders', () => '/dashboard/console/orders'],
-  ['an order', (f) => `/dashboard/console/orders/${f.orderId}`],
-  ['users', () => '/dashboard/console/users'],
-  ['a user', (f) => `/dashboard/console/users/${f.buyer.id}`],
-  ['deposits', () => '/dashboard/console/deposits'],
-  ['revoked items', () => '/dashboard/console/revoked-items'],
-  ['audit log', () => '/dashboard/console/audit'],
-];
-
-const POSTS: Array<[string, (f: Fixtures) => [string, Record<string, string>]]> = [
-  ['New product', () => ['/dashboard/console/products', { name: 'Sneaky', sku: unique('SNEAK'), price: '1', active: 'on', idempotency_key: crypto.randomUUID() }]],
-  ['Save product', (f) => [`/dashboard/console/products/${f.productId}`, { name: 'Renamed', sku: unique('SNEAK'), price: '9' }]],
-  ['Upload stock', (f) => [`/dashboard/console/products/${f.productId}/stock`, { items: 'SNEAKY-ITEM', idempotency_key: crypto.randomUUID() }]],
-  ['Adjust balance', (f) => [`/dashboard/console/users/${f.buyer.id}/balance`, { amount: '1000', description: 'free money', idempotency_key: crypto.randomUUID() }]],
-  ['Disable account', (f) => [`/dashboard/console/users/${f.buyer.id}/disable`, {}]],
-  ['Enable account', (f) => [`/dashboard/console/users/${f.buyer.id}/enable`, {}]],
-  ['Create password reset link', (f) => [`/dashboard/console/users/${f.buyer.id}/password-reset`, {}]],
-  ['Mark paid', (f) => [`/dashboard/console/deposits/${f.depositId}/mark-paid`, {}]],
-];
-
 describe('the console answers only an operator', () => {
   it('every page: 200 for an operator, 404 for a signed-in user (nothing revealed), 303 to sign-in without a session or with an API key', async () => {
-    const f = await fixtures();
+    const f = await consoleFixtures();
     const operator = await newOperator();
     const user = await signedInUser();
-    for (const [name, path] of PAGES) {
+    for (const [name, path] of CONSOLE_PAGES) {
       const ok = await visit(path(f), { cookie: operator.cookie });
       expect(ok.status, `${name}: ${ok.text.slice(0, 300)}`).toBe(200);
       expect(ok.text).toContain('aria-label="Console"');
@@ -80,10 +32,10 @@ describe('the console answers only an operator', () => {
   });
 
   it('every form: 404 for a signed-in non-operator, nothing changed (no role, no money, no stock, no entry)', async () => {
-    const f = await fixtures();
+    const f = await consoleFixtures();
     const user = await signedInUser();
     const before = await snapshot();
-    for (const [name, post] of POSTS) {
+    for (const [name, post] of CONSOLE_POSTS) {
       const [path, form] = post(f);
       const res = await visit(path, { cookie: user.cookie, form });
       expect(res.status, `${name}: ${res.text.slice(0, 200)}`).toBe(404);
@@ -259,7 +211,7 @@ describe("a user's page", () => {
 describe('orders and deposits', () => {
   it("finds a buyer's order by its number or the buyer's email", async () => {
     const operator = await newOperator();
-    const f = await fixtures();
+    const f = await consoleFixtures();
     const order = (await call(`/admin/orders/${f.orderId}`, { admin: true })).json.data;
     for (const q of [order.order_number, f.buyer.email]) {
       const res = await visit(`/dashboard/console/orders?q=${encodeURIComponent(q)}`, { cookie: operator.cookie });
@@ -271,7 +223,7 @@ describe('orders and deposits', () => {
 
   it('marks a pending deposit paid (credited once, audited)', async () => {
     const operator = await newOperator();
-    const f = await fixtures();
+    const f = await consoleFixtures();
     const page = await visit('/dashboard/console/deposits?status=pending', { cookie: operator.cookie });
     expect(page.text).toContain(`/dashboard/console/deposits/${f.depositId}/mark-paid`);
     for (let i = 0; i < 2; i++) expect((await visit(`/dashboard/console/deposits/${f.depositId}/mark-paid`, { cookie: operator.cookie, form: {} })).status).toBe(303);
@@ -286,41 +238,5 @@ describe('orders and deposits', () => {
     expect(res.text).toMatch(/<svg[^>]*role="img"[^>]*aria-labelledby="sales-chart-title sales-chart-desc"/);
     expect(res.text).toContain('<title id="sales-chart-title">');
     expect((res.text.match(/<th scope="row">\d{4}-\d{2}-\d{2}<\/th>/g) ?? []).length).toBe(30);
-  });
-});
-
-describe('D1 round trips of the console', () => {
-  async function trips(path: string, options: PageOptions) {
-    const recorded: RoundTrip[] = [];
-    let responded = false;
-    const restore = useInvocationOptions(() => ({ record: (trip) => !responded && recorded.push(trip), responded: () => (responded = true) }));
-    try {
-      return { ...(await visit(path, options)), trips: recorded };
-    } finally {
-      restore();
-    }
-  }
-  let operator: Operator;
-  afterEach(() => undefined);
-
-  it('every page: one round trip, the operator proof inside it', async () => {
-    operator = await newOperator();
-    const f = await fixtures();
-    for (const [name, path] of PAGES) {
-      const res = await trips(path(f), { cookie: operator.cookie });
-      expect(res.status, name).toBe(200);
-      expect(res.trips.length, name).toBe(1);
-    }
-  });
-
-  it('a form: one round trip, then a redirect', async () => {
-    operator = await newOperator();
-    const f = await fixtures();
-    for (const [name, post] of POSTS.filter(([n]) => !['Create password reset link', 'Mark paid'].includes(n))) {
-      const [path, form] = post(f);
-      const res = await trips(path, { cookie: operator.cookie, form });
-      expect(res.status, `${name}: ${res.text.slice(0, 300)}`).toBe(303);
-      expect(res.trips.length, name).toBe(1);
-    }
   });
 });

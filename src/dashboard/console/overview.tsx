@@ -7,7 +7,7 @@ import { attentionQuery, salesQuery } from '../../services/operator-overview';
 import { Money, When } from '../components';
 import { page } from '../layout';
 import { DataTable } from '../tables';
-import { SalesChart } from './sales-chart';
+import { SalesChart, SalesTable } from './sales-chart';
 
 // The console's overview: sales of the last 30 days, and what needs the operator: low stock, open mismatches,
 // pending deposits, failing webhook endpoints. One batch, the session's operator proof first.
@@ -76,6 +76,8 @@ export const consoleOverview = new Hono<AppEnv>().get('/console', requireOperato
             { label: 'Last failure', class: 'hide-narrow', cell: (e) => <When iso={e.lastFailureAt} /> },
           ]}
         />
+        <h2>Sales per day</h2>
+        <SalesTable days={sales} />
       </>
     ),
   });

@@ -2,8 +2,8 @@ import { formatUsd } from '../../lib/money';
 import type { SalesDay } from '../../services/operator-overview';
 import { Money } from '../components';
 
-// The overview's sales chart: an SVG drawn on the server (no script), one bar pair per day (revenue, refunds), with
-// the same numbers in a table below it for screen readers and for reading exact values.
+// The overview's sales chart: an SVG drawn on the server (no script), one bar pair per day (revenue, refunds), and
+// the same numbers in a table (SalesTable) for screen readers and for reading exact values.
 
 const WIDTH = 720;
 const HEIGHT = 220;
@@ -67,37 +67,43 @@ export function SalesChart({ days }: { days: SalesDay[] }) {
           Refunds
         </span>
       </figcaption>
-      <div class="table-wrap">
-          <table>
-            <caption>Sales per day (UTC)</caption>
-            <thead>
-              <tr>
-                <th scope="col">Day</th>
-                <th scope="col" class="num">Orders</th>
-                <th scope="col" class="num">Revenue</th>
-                <th scope="col" class="num">Refunds</th>
-                <th scope="col" class="num">Deposits credited</th>
-              </tr>
-            </thead>
-            <tbody>
-              {days.map((d) => (
-                <tr>
-                  <th scope="row">{d.date}</th>
-                  <td class="num">{d.orders}</td>
-                  <td class="num">
-                    <Money cents={d.revenueCents} />
-                  </td>
-                  <td class="num">
-                    <Money cents={d.refundsCents} />
-                  </td>
-                  <td class="num">
-                    <Money cents={d.depositsCents} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-      </div>
     </figure>
+  );
+}
+
+/** The chart's numbers, day by day (the overview shows it below the lists that need attention). */
+export function SalesTable({ days }: { days: SalesDay[] }) {
+  return (
+    <div class="table-wrap">
+      <table>
+        <caption>Sales per day (UTC)</caption>
+        <thead>
+          <tr>
+            <th scope="col">Day</th>
+            <th scope="col" class="num">Orders</th>
+            <th scope="col" class="num">Revenue</th>
+            <th scope="col" class="num">Refunds</th>
+            <th scope="col" class="num">Deposits credited</th>
+          </tr>
+        </thead>
+        <tbody>
+          {days.map((d) => (
+            <tr>
+              <th scope="row">{d.date}</th>
+              <td class="num">{d.orders}</td>
+              <td class="num">
+                <Money cents={d.revenueCents} />
+              </td>
+              <td class="num">
+                <Money cents={d.refundsCents} />
+              </td>
+              <td class="num">
+                <Money cents={d.depositsCents} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      </div>
   );
 }
