@@ -1,16 +1,13 @@
 // `npm run dev`: local D1 migrated, demo data seeded on an empty database, the dashboard URL, demo user and demo API key
 // printed, wrangler dev up.
 // Extra arguments go to `wrangler dev` (e.g. `npm run dev -- --var ADMIN_TOKEN:secret`).
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { assertNodeVersion, spawnWrangler, wrangler } from './wrangler.mjs';
-import { DEMO_OPERATOR, DEMO_USER, operatorSql, seedSql } from './seed.mjs';
+import { copyFileSync, existsSync } from 'node:fs';
+import { assertNodeVersion, spawnWrangler } from './wrangler.mjs';
+import { DEMO_OPERATOR, DEMO_USER } from './seed.mjs';
+import { persist, prepareLocalDatabase } from './local-db.mjs';
 import { vendorDocs } from './vendor-docs.mjs';
 
 const PORT = process.env.PORT ?? '8787';
-// DEV_STATE_DIR gives a separate local database (the quickstart check uses a fresh one, like a new clone).
-const STATE_DIR = process.env.DEV_STATE_DIR ?? '.wrangler';
-const persist = process.env.DEV_STATE_DIR ? ['--persist-to', STATE_DIR] : [];
-const DEMO_KEY_FILE = `${STATE_DIR}/demo-api-key.txt`;
 
 assertNodeVersion();
 
@@ -22,27 +19,7 @@ if (!existsSync('.dev.vars')) {
 // The /docs page's Swagger UI files (public/vendor/), in step with the installed swagger-ui-dist.
 vendorDocs();
 
-console.log('Applying D1 migrations to the local database...');
-wrangler(['d1', 'migrations', 'apply', 'DB', '--local', ...persist]);
-
-const countQuery = `SELECT count(*) AS users, count(CASE WHEN email = '${DEMO_OPERATOR.email}' THEN 1 END) AS operators FROM users`;
-const countOutput = wrangler(['d1', 'execute', 'DB', '--local', ...persist, '--json', '--command', countQuery], { capture: true });
-const { users, operators } = JSON.parse(countOutput)[0].results[0];
-
-if (users === 0) {
-  console.log('Empty database: seeding demo data...');
-  const { sql, apiKey } = seedSql();
-  mkdirSync(STATE_DIR, { recursive: true });
-  const seedFile = `${STATE_DIR}/seed.sql`;
-  writeFileSync(seedFile, sql);
-  wrangler(['d1', 'execute', 'DB', '--local', ...persist, '--file', seedFile], { capture: true });
-  writeFileSync(DEMO_KEY_FILE, `${apiKey}\n`);
-} else if (operators === 0) {
-  console.log('Adding the demo operator...');
-  wrangler(['d1', 'execute', 'DB', '--local', ...persist, '--command', operatorSql()], { capture: true });
-}
-
-const demoKey = existsSync(DEMO_KEY_FILE) ? readFileSync(DEMO_KEY_FILE, 'utf8').trim() : null;
+const demoKey = prepareLocalDatabase();
 const base = `http://localhost:${PORT}/api/v2`;
 const banner = `
   Dashboard:     http://localhost:${PORT}/dashboard  (sign in as the demo user, or sign up)
