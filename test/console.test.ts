@@ -154,6 +154,8 @@ describe('products and stock', () => {
     const png = await postMultipart(path, operator.cookie, { items_file: new File([new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 1, 2])], 'x.txt', { type: 'text/plain' }) });
     expect(png.status).toBe(422);
     expect(png.text).toContain('must be a text file');
+    const controls = await postMultipart(path, operator.cookie, { items_file: new File(['A-1\u0000\u0001\nA-2'], 'x.txt', { type: 'text/plain' }) });
+    expect(controls.status).toBe(422);
     const image = await postMultipart(path, operator.cookie, { items_file: new File(['A-1'], 'x.png', { type: 'image/png' }) });
     expect(image.status).toBe(422);
     expect(await stockOf(product.id)).toBe(0);
