@@ -98,6 +98,34 @@ const routes: Array<[string, () => Promise<RouteCase>]> = [
     },
   ],
   [
+    'PATCH /admin/users/{id}',
+    async () => {
+      const user = await newUser();
+      const path = `/admin/users/${user.id}`;
+      const seen = new Set<string>();
+      return {
+        first: { path, method: 'PATCH', body: { name: 'Renamed once' } },
+        other: { path, method: 'PATCH', body: { name: 'Renamed twice' } },
+        effects: async () => {
+          const row = await env.DB.prepare('SELECT updated_at, created_at FROM users WHERE id = ?').bind(user.id).first<{ updated_at: string; created_at: string }>();
+          if (row!.updated_at !== row!.created_at) seen.add(row!.updated_at);
+          return seen.size;
+        },
+      };
+    },
+  ],
+  [
+    'POST /admin/users/{id}/password-reset',
+    async () => {
+      const [user, another] = [await newUser(), await newUser()];
+      return {
+        first: { path: `/admin/users/${user.id}/password-reset` },
+        other: { path: `/admin/users/${another.id}/password-reset` },
+        effects: () => count('SELECT count(*) AS n FROM password_resets WHERE user_id = ?', user.id),
+      };
+    },
+  ],
+  [
     'POST /admin/deposits/{id}/mark-paid',
     async () => {
       const user = await newUser();

@@ -13,7 +13,8 @@ import { operatorDepositsQuery, type OperatorDeposit } from '../services/operato
 import { orderDetailQuery, ordersQuery } from '../services/operator-orders';
 import { salesQuery, type SalesDay } from '../services/operator-overview';
 import { updateUser, usersQuery, userDetailQuery, type OperatorUser, type OperatorUserDetail } from '../services/operator-users';
-import { createPasswordReset } from '../services/password-resets';
+import { createPasswordReset, type ResetLink, type ResetLinkSnapshot } from '../services/password-resets';
+import { operatorSealing } from './admin';
 import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, jsonBody, jsonResponse } from './openapi';
 import { Deposit, Order, OrderWithItems, presentDeposit, presentOrder, presentProduct, Product } from './representations';
 
@@ -101,7 +102,7 @@ export const presentAuditEntry = (a: AuditRow) => ({
   created_at: a.createdAt,
 });
 
-const ResetLink = z
+const ResetLinkSchema = z
   .object({
     url: z.string().openapi({ format: 'uri', description: '<origin>/dashboard/reset-password/<token>: shown once, works once, for 60 minutes' }),
     expires_at: timestamp,
@@ -175,12 +176,27 @@ export const adminConsoleRouter = createRouter()
       tags,
       summary: 'A password reset link for the user (shown once; one use within 60 minutes; ends all their sessions)',
       security,
+      parameters: [idempotencyKeyParameter],
       request: { params: IdParams },
-      responses: { 201: jsonResponse(envelope(ResetLink), 'The link'), ...errorResponses(401, 404, 422) },
+      responses: { 201: jsonResponse(envelope(ResetLinkSchema), 'The link'), ...errorResponses(401, 404, 422) },
     }),
     async (c) => {
-      const link = await createPasswordReset(c.var.db, ADMIN_TOKEN_ACTOR, c.req.valid('param').id, new URL(c.req.url).origin);
-      return c.json(ok({ url: link.url, expires_at: link.expiresAt }, 'Password reset link created.'), 201);
+      // A replay answers the same link: the record keeps it sealed under the admin token and the Idempotency-Key.
+      const sealing = operatorSealing(c, 'password-reset-link');
+      const created = (link: ResetLink) => ({ status: 201 as const, body: ok({ url: link.url, expires_at: link.expiresAt }, 'Password reset link created.') });
+      return idempotent(
+        c,
+        {},
+        async (claim) =>
+          created(await createPasswordReset(c.var.db, ADMIN_TOKEN_ACTOR, c.req.valid('param').id, new URL(c.req.url).origin, claim && { claim, seal: sealing.seal })),
+        {
+          owner: OPERATOR,
+          render: async (snapshot) => {
+            const { sealedUrl, expiresAt } = snapshot as ResetLinkSnapshot;
+            return created({ url: await sealing.open(sealedUrl), expiresAt });
+          },
+        },
+      );
     },
   )
   .openapi(

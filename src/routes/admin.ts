@@ -81,19 +81,18 @@ const addStockRoute = createRoute({
 });
 
 /**
- * The first API key of a user created under an Idempotency-Key is kept for its replay sealed (AES-GCM) under the admin
- * token and that Idempotency-Key: the database never holds it in clear, and only the operator who sent both reads it.
+ * The first API key of a user created under an Idempotency-Key (or a password reset link) is kept for its replay
+ * sealed (AES-GCM) under the admin token and that Idempotency-Key: the database never holds it in clear, and only the operator who sent both reads it.
  * (A replay under another token never gets here: the request hash covers the password through an HMAC under the token.)
  */
-function firstKeySealing(c: Context<AppEnv>) {
+export function operatorSealing(c: Context<AppEnv>, purpose: string) {
   const secret = `${c.env.ADMIN_TOKEN}\n${c.req.header('Idempotency-Key')}`;
-  const purpose = 'admin-user-first-api-key';
   return {
-    seal: (apiKey: string) => sealText(secret, purpose, apiKey),
+    seal: (secretText: string) => sealText(secret, purpose, secretText),
     open: async (sealed: string) => {
-      const apiKey = await openSealed(secret, purpose, sealed);
-      if (apiKey === null) throw new Error('The sealed API key of an idempotency record cannot be opened: the record was altered.');
-      return apiKey;
+      const secretText = await openSealed(secret, purpose, sealed);
+      if (secretText === null) throw new Error(`The sealed ${purpose} of an idempotency record cannot be opened: the record was altered.`);
+      return secretText;
     },
   };
 }
@@ -116,7 +115,7 @@ export const adminRouter = createRouter()
     }),
     async (c) => {
       const body = c.req.valid('json');
-      const sealing = firstKeySealing(c);
+      const sealing = operatorSealing(c, 'admin-user-first-api-key');
       const created = (user: UserProfile, apiKey: string) => ({ status: 201 as const, body: ok({ ...presentProfile(user), api_key: apiKey }, 'User created.') });
       // The request is remembered by a hash; the password enters it only through an HMAC under the admin token.
       const request = { ...body, password: await hmacSha256Hex(c.env.ADMIN_TOKEN ?? '', body.password) };

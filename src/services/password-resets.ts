@@ -6,6 +6,7 @@ import { hashPassword, sha256Hex } from '../lib/crypto';
 import { notFound } from '../lib/errors';
 import { isoNow } from '../lib/time';
 import { auditEntry, writeAsActor, type Actor } from './audit-log';
+import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
 import { endSessionsOnPasswordChange, newSessionToken, SESSION_TOKEN_SHAPE } from './sessions';
 
 // Password reset links an operator makes for a user (no email is sent yet): 256 random bits in the link, only their
@@ -19,15 +20,38 @@ export interface ResetLink {
   expiresAt: string;
 }
 
-/** A new link for `userId` (404 for an unknown user), audited in the same batch (the link itself never is). */
-export async function createPasswordReset(d1: Db, actor: Actor, userId: number, origin: string): Promise<ResetLink> {
+/** What a replay of a link's creation renders from: the link sealed by the route (the database never holds it). */
+export interface ResetLinkSnapshot {
+  sealedUrl: string;
+  expiresAt: string;
+}
+
+/**
+ * A new link for `userId` (404 for an unknown user), audited in the same batch (the link itself never is). Under an
+ * operator's Idempotency-Key the record keeps the link sealed by `seal`, as a user creation keeps its first key.
+ */
+export async function createPasswordReset(
+  d1: Db,
+  actor: Actor,
+  userId: number,
+  origin: string,
+  idempotency?: { claim: IdempotencyClaim; seal: (url: string) => Promise<string> },
+): Promise<ResetLink> {
   const now = isoNow();
   const expiresAt = isoNow(Date.parse(now) + RESET_TTL_MS);
   // The same 256-bit, URL-safe shape as a session token.
   const { token, tokenHash } = await newSessionToken();
+  const url = `${origin}${RESET_PATH}${token}`;
+  const snapshot = async ({ claim, seal }: NonNullable<typeof idempotency>) =>
+    recordClaim(
+      OPERATOR,
+      claim,
+      sql`SELECT id, json_object('sealedUrl', ${await seal(url)}, 'expiresAt', expires_at) AS snapshot FROM password_resets WHERE token_hash = ${tokenHash}`,
+    );
   const { reads } = await writeAsActor(d1, actor, {
     writes: [
       sql`INSERT INTO password_resets (user_id, token_hash, created_at, expires_at) SELECT id, ${tokenHash}, ${now}, ${expiresAt} FROM users WHERE id = ${userId}`,
+      ...(idempotency ? await snapshot(idempotency) : []),
       auditEntry(
         actor,
         {
@@ -43,7 +67,7 @@ export async function createPasswordReset(d1: Db, actor: Actor, userId: number, 
     committed: ([row]) => rowsOf(row).length > 0,
   });
   if (rowsOf(reads[0]).length === 0) throw notFound('User');
-  return { url: `${origin}${RESET_PATH}${token}`, expiresAt };
+  return { url, expiresAt };
 }
 
 const usable = (tokenHash: string, now: string) => sql`token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > ${now}`;
