@@ -43,6 +43,16 @@ describe('the console answers only an operator', () => {
     expect(changedTables(before, await snapshot())).toEqual([]);
   });
 
+  it('no user session makes an operator: a role field on the profile or sign-up form is ignored', async () => {
+    const user = await signedInUser();
+    expect((await visit('/dashboard/profile', { cookie: user.cookie, form: { name: 'Still a user', role: 'operator' } })).status).toBe(303);
+    const email = `${unique('signup')}@example.com`;
+    const form = { name: 'New', email, password: 'long enough 1', password_confirmation: 'long enough 1', role: 'operator' };
+    expect((await visit('/dashboard/sign-up', { form })).status).toBe(303);
+    const roles = await env.DB.prepare('SELECT role FROM users WHERE id = ? OR email = ?').bind(user.id, email).all<{ role: string }>();
+    expect(roles.results.map((r) => r.role)).toEqual(['user', 'user']);
+  });
+
   it('an operator link appears in an operator\'s dashboard only', async () => {
     const operator = await newOperator();
     const user = await signedInUser();

@@ -118,14 +118,14 @@ export const adminConsoleRouter = createRouter()
       path: '/users',
       operationId: 'listUsers',
       tags,
-      summary: 'Users, newest first; `q` finds a whole email exactly, or a substring of name or email',
+      summary: 'Users, newest first; `q`: part of a name or email; `email`: exactly that address',
       security,
       request: { query: UsersQuery },
       responses: { 200: jsonResponse(pagedEnvelope(OperatorUserSchema), 'A page of users'), ...errorResponses(401, 422) },
     }),
     async (c) => {
-      const { q, ...page } = c.req.valid('query');
-      const [{ rows, total }] = await queryPlain(c.var.db, [usersQuery(emptyToUndefined(q), page)]);
+      const { q, email, ...page } = c.req.valid('query');
+      const [{ rows, total }] = await queryPlain(c.var.db, [usersQuery({ q: emptyToUndefined(q), email }, page)]);
       return c.json(paged(rows.map(presentUser), page, total), 200);
     },
   )

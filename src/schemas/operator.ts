@@ -59,7 +59,8 @@ const search = (description: string) =>
   z.string().max(254, 'q may not be greater than 254 characters').trim().optional().openapi({ description });
 
 export const UsersQuery = PaginationQuery.extend({
-  q: search('a whole email address (exact, case-insensitive) or a case-insensitive substring of the name or email'),
+  q: search('a case-insensitive part of the name or email (a scan: prefer `email` for a whole address)'),
+  email: userEmail.optional().openapi({ description: 'exactly this address, case-insensitive (through the unique index); wins over `q`' }),
 });
 
 const ORDER_STATUSES = ['pending', 'completed', 'cancelled'] as const;

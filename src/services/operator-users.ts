@@ -33,17 +33,18 @@ const USER_COLUMNS = sql`id, name, email, role, disabled_at AS disabledAt, balan
 export const isWholeEmail = (q: string) => /^[^\s@]+@[^\s@]+$/.test(q);
 
 /**
- * Users, newest first. `q`: a whole email address goes through the unique index (exact, case-insensitive); anything
- * else is a case-insensitive (ASCII, as SQLite's lower()) substring of the name or email: a scan, bounded by the page.
+ * Users, newest first. `email`: exactly that address (case-insensitive), through the unique index. `q`: a
+ * case-insensitive (ASCII, as SQLite's lower()) substring of the name or email, the contract's search: a scan,
+ * bounded by the page, the fallback rather than the only path (the console looks a whole address up by `email`).
  * instr(), not LIKE: D1 refuses LIKE patterns over 50 bytes, and instr() has no wildcards to escape.
  */
-export const usersQuery = (q: string | undefined, page: Page): Query<{ rows: OperatorUser[]; total: number }> => {
+export const usersQuery = ({ q, email }: { q?: string; email?: string }, page: Page): Query<{ rows: OperatorUser[]; total: number }> => {
   const { limit, offset } = pageWindow(page);
   const where =
-    q === undefined || q === ''
-      ? sql``
-      : isWholeEmail(q)
-        ? sql`WHERE email = ${q}`
+    email !== undefined
+      ? sql`WHERE email = ${email}`
+      : q === undefined || q === ''
+        ? sql``
         : sql`WHERE instr(lower(name), lower(${q})) > 0 OR instr(lower(email), lower(${q})) > 0`;
   return {
     reads: [

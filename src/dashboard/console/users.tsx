@@ -7,7 +7,7 @@ import { AdjustmentBody, UsersQuery } from '../../schemas/operator';
 import { operatorActor } from '../../services/audit-log';
 import { queryAsOperator } from '../../services/caller';
 import { OPERATOR } from '../../services/idempotency';
-import { updateUser, userActivityQuery, userDetailQuery, usersQuery } from '../../services/operator-users';
+import { isWholeEmail, updateUser, userActivityQuery, userDetailQuery, usersQuery } from '../../services/operator-users';
 import { createPasswordReset, type ResetLink } from '../../services/password-resets';
 import { adjustBalance } from '../../services/wallet';
 import { Alert, Field, IdempotencyKey, Money, Notice, Pager, SearchForm, When } from '../components';
@@ -120,7 +120,9 @@ export const consoleUsers = new Hono<AppEnv>()
   .get('/console/users', requireOperatorSession, async (c) => {
     const { q, ...pageQuery } = parseForm(UsersQuery, c.req.query());
     const search = q === '' ? undefined : q;
-    const [{ rows, total }] = await queryAsOperator(c.var.db, c.var.caller, [usersQuery(search, pageQuery)]);
+    // A whole address is looked up exactly (through the index); anything else searches names and emails.
+    const filter = search !== undefined && isWholeEmail(search) ? { email: search } : { q: search };
+    const [{ rows, total }] = await queryAsOperator(c.var.db, c.var.caller, [usersQuery(filter, pageQuery)]);
     return page(c, {
       title: 'Users',
       section: USERS,
