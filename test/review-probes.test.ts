@@ -92,6 +92,7 @@ describe('webhook endpoint URLs: https:// with a DNS host name, one rule for the
     'https://[fd00::1]:8443/hook',
     'https://localhost/hook',
     'https://hooks.localhost/hook',
+    'https://hooks.LocalHost/hook',
     'https://user:pass@example.com/hook',
     'https://user@example.com/hook',
     'https://example.com@169.254.169.254/',
@@ -102,7 +103,7 @@ describe('webhook endpoint URLs: https:// with a DNS host name, one rule for the
     'http://169.254.169.254/',
     'https://intranet/hook',
   ];
-  const accepted = ['https://hooks.example.com/x?y=1', 'https://a.b.example.co.uk:8443/p/q#f', 'https://xn--bcher-kva.example/', 'https://192-168-1-1.example.com/', 'http://localhost:8080/hook', 'http://127.0.0.1/'];
+  const accepted = ['https://hooks.example.com/x?y=1', 'https://a.b.example.co.uk:8443/p/q#f', 'https://xn--bcher-kva.example/', 'https://192-168-1-1.example.com/', 'https://Hooks.Example.COM/x', 'http://localhost:8080/hook', 'http://127.0.0.1/'];
 
   it('refuses IP addresses in any form, localhost and user info with 422 errors.url, storing nothing', async () => {
     const user = await newUser();

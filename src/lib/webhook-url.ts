@@ -8,18 +8,27 @@
 //
 // Written without lookaheads so that generators can produce matching strings from the pattern (fast-check, Schemathesis).
 
-/** A DNS label: letters, digits and inner hyphens, at most 63 characters, lowercase (as a URL parser leaves a host). */
-const LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
+/** A DNS label: letters (either case: a URL parser lowercases the host), digits and inner hyphens, at most 63 characters. */
+const LABEL = '[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?';
+
+const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
 
 /**
- * Any lowercase word of 2..63 letters except `word`, without a lookahead: a different length, or the same length
- * and a different letter somewhere.
+ * Any word of 2..63 letters except `word` (a lowercase word, matched in either case), without a lookahead: a
+ * different length, or the same length and a different letter somewhere.
  */
 function lettersOtherThan(word: string): string {
   const n = word.length;
-  const otherLetter = (letter: string) => `[${'abcdefghijklmnopqrstuvwxyz'.replace(letter, '')}]`;
-  const sameLength = [...word].map((letter, i) => `${word.slice(0, i)}${otherLetter(letter)}${i < n - 1 ? `[a-z]{${n - 1 - i}}` : ''}`);
-  return [`[a-z]{2,${n - 1}}`, `[a-z]{${n + 1},63}`, ...sameLength].join('|');
+  const anyCase = (letter: string) => `[${letter}${letter.toUpperCase()}]`;
+  const otherLetter = (letter: string) => {
+    const others = LETTERS.replace(letter, '');
+    return `[${others}${others.toUpperCase()}]`;
+  };
+  const sameLength = [...word].map((letter, i) => {
+    const rest = n - 1 - i;
+    return `${[...word.slice(0, i)].map(anyCase).join('')}${otherLetter(letter)}${rest > 0 ? `[a-zA-Z]{${rest}}` : ''}`;
+  });
+  return [`[a-zA-Z]{2,${n - 1}}`, `[a-zA-Z]{${n + 1},63}`, ...sameLength].join('|');
 }
 
 /**
@@ -27,7 +36,7 @@ function lettersOtherThan(word: string): string {
  * in a number, which a URL parser would read as an IPv4 address (`1.2.3.4`, `0x7f.1`, `2130706433`). `localhost`,
  * which resolves to this machine, is no top-level domain here (`localhost` and `*.localhost` are both refused).
  */
-const TOP_LEVEL = `(?:${lettersOtherThan('localhost')}|xn--[a-z0-9-]{1,59})`;
+const TOP_LEVEL = `(?:${lettersOtherThan('localhost')}|[xX][nN]--[a-zA-Z0-9-]{1,59})`;
 
 /** 1..65535. */
 const PORT = '(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])';
@@ -38,7 +47,7 @@ const REST = '(?:[/?#][\\x21-\\x7e]*)?';
 /** The two local receivers accepted over plain HTTP when ALLOW_LOCAL_WEBHOOK_URLS=true. */
 const LOCAL = 'http://(?:localhost|127\\.0\\.0\\.1)';
 
-/** https:// to a host name with at least two labels, or http:// to this machine; an optional port; then anything. */
+/** https:// to a host name with at least two labels, or http:// to this machine; an optional port; then the rest. */
 export const WEBHOOK_URL = new RegExp(`^(?:https://(?:${LABEL}\\.)+(?:${TOP_LEVEL})|${LOCAL})(?::${PORT})?${REST}$`);
 
 const LOCAL_URL = new RegExp(`^${LOCAL}(?:[:/?#]|$)`);
@@ -56,7 +65,7 @@ export function webhookUrlRefusal(raw: unknown): string {
   if (url.protocol !== 'https:') return 'url must use https://';
   if (/^[\d.]+$|^\[|^0x/i.test(url.hostname) || /\.\d+$/.test(url.hostname)) return 'url must name a DNS host, not an IP address';
   if (url.hostname === 'localhost' || url.hostname.endsWith('.localhost')) return 'url may not point at localhost';
-  return 'url must be https:// with a lowercase DNS host name of at least two labels, an optional port, and no spaces';
+  return 'url must be https:// with a DNS host name of at least two labels, an optional port, and no spaces';
 }
 
 /**
