@@ -1,5 +1,10 @@
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
+import { buildStaticAssets } from './scripts/static-assets.mjs';
+
+// The pages link their static files by content-hashed URLs (src/generated/static-assets.ts): written afresh here, so
+// `npm test` after an edit to assets/ tests the edited files, with no extra command.
+buildStaticAssets();
 
 export default defineConfig({
   // SEED=<n> reaches the tests as import.meta.env.SEED (test/seed.ts); process.env does not reach workerd.
@@ -45,6 +50,8 @@ export default defineConfig({
     }),
   ],
   test: {
+    // Stylesheets are read as text (`?raw`) by test/static-assets.test.ts; vitest otherwise hands tests an empty one.
+    css: { include: [/assets\/dashboard\/.*\.css/] },
     include: ['test/**/*.test.ts'],
     exclude: ['test/e2e/**', 'node_modules/**'],
     setupFiles: ['./test/setup.ts'],
