@@ -20,7 +20,9 @@ export default defineConfig({
           GATEWAY_TWO_WEBHOOK_SECRET: 'test-secret-two',
           GATEWAY_THREE_WEBHOOK_SECRET: 'test-secret-three',
           // Every var is pinned here, so a developer's .dev.vars never changes what the tests see.
-          PAYMENT_BASE_URL: 'http://localhost:8787',
+          // The test worker's own origin (test/helpers.ts' BASE): no payment link a test follows can lead to a
+          // developer's `npm run dev` on :8787. Outbound requests are refused anyway (test/network.ts).
+          PAYMENT_BASE_URL: 'http://localhost',
           DEV_CHECKOUT: 'true',
           ORDER_HOLD_HOURS: '24',
           DEPOSIT_TTL_MINUTES: '60',

@@ -54,8 +54,19 @@ describe.runIf(browserAvailable)('the dashboard in a real browser', () => {
   });
 
   it('sign up → key → API → add funds → buy → items → cancel → refund → sign out', async () => {
-    // JavaScript off: the dashboard (and the checkout page it sends to) must work with plain forms.
-    const context = await browser.newContext({ viewport: PHONE, javaScriptEnabled: false });
+    // JavaScript off: the dashboard (and the checkout page it sends to) must work with plain forms. The browser reaches
+    // this server alone: a request to any other origin is refused and fails the test.
+    const offOrigin: string[] = [];
+    const phone = async (options: { javaScriptEnabled: boolean }) => {
+      const ctx = await browser.newContext({ viewport: PHONE, ...options });
+      await ctx.route('**/*', (route) => {
+        if (new URL(route.request().url()).origin === server.origin) return route.continue();
+        offOrigin.push(route.request().url());
+        return route.abort();
+      });
+      return ctx;
+    };
+    const context = await phone({ javaScriptEnabled: false });
     const page = await context.newPage();
     const consoleErrors: string[] = [];
     page.on('console', (message) => {
@@ -120,10 +131,10 @@ describe.runIf(browserAvailable)('the dashboard in a real browser', () => {
     await page.getByLabel('Payment method').selectOption('gateway_one');
     await fitsThePhone(page);
     await page.getByRole('button', { name: 'Add funds' }).click();
-    await page.waitForURL(/\/pay\/\d+$/);
+    await page.waitForURL(new RegExp(`^${server.origin}/pay/\\d+$`));
     // The checkout page stands in for the gateway's own page, which is not ours and may use script: it is paid in a
     // browser with JavaScript on, then the journey goes on with it off.
-    const gatewayContext = await browser.newContext({ viewport: PHONE });
+    const gatewayContext = await phone({ javaScriptEnabled: true });
     const gatewayPage = await gatewayContext.newPage();
     await gatewayPage.goto(page.url());
     await gatewayPage.screenshot({ path: `${SCREENSHOTS}/dashboard-${String(++step).padStart(2, '0')}-checkout.png`, fullPage: true });
@@ -179,7 +190,7 @@ describe.runIf(browserAvailable)('the dashboard in a real browser', () => {
     await screenshot('overview-after');
 
     // A password change in another browser ends this session: the next page is the sign-in page, saying why.
-    const other = await browser.newContext({ viewport: PHONE, javaScriptEnabled: false });
+    const other = await phone({ javaScriptEnabled: false });
     const otherPage = await other.newPage();
     await otherPage.goto(`${server.origin}/dashboard/sign-in`);
     await otherPage.getByLabel('Email', { exact: true }).fill(email);
@@ -212,6 +223,7 @@ describe.runIf(browserAvailable)('the dashboard in a real browser', () => {
     expect(await context.cookies()).toEqual([]);
 
     expect(consoleErrors).toEqual([]);
+    expect(offOrigin).toEqual([]);
     await context.close();
   });
 
