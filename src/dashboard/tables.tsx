@@ -20,7 +20,7 @@ export function DataTable<Row>({ caption, rows, empty, columns }: { caption: str
   if (rows.length === 0) return <p class="empty">{empty}</p>;
   return (
     <div class="table-wrap">
-      <table class="stack" role="table">
+      <table class="stacked" role="table">
         <caption class="visually-hidden">{caption}</caption>
         <thead role="rowgroup">
           <tr role="row">
