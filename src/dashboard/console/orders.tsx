@@ -32,10 +32,10 @@ export const consoleOrders = new Hono<AppEnv>()
             columns={[
               { label: 'Order', cell: (o) => <a href={`${ORDERS}/${o.id}`}>{o.orderNumber}</a> },
               { label: 'Buyer', cell: (o) => <a href={`/dashboard/console/users/${o.userId}`}>{`#${o.userId}`}</a> },
-              { label: 'Product', class: 'hide-narrow', cell: (o) => o.productName },
+              { label: 'Product', cell: (o) => o.productName },
               { label: 'Total', class: 'num', cell: (o) => <Money cents={o.totalAmountCents} /> },
               { label: 'Status', cell: (o) => <Status value={o.status} /> },
-              { label: 'Placed', class: 'hide-narrow', cell: (o) => <When iso={o.createdAt} /> },
+              { label: 'Placed', cell: (o) => <When iso={o.createdAt} /> },
             ]}
           />
           <Pager path={ORDERS} page={pageQuery.page} totalPages={Math.ceil(total / pageQuery.per_page)} query={{ q: search, status }} />

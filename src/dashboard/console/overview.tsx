@@ -31,7 +31,7 @@ export const consoleOverview = new Hono<AppEnv>().get('/console', requireOperato
           empty="Every active product has more stock than that."
           columns={[
             { label: 'Product', cell: (p) => <a href={`/dashboard/console/products/${p.id}`}>{p.name}</a> },
-            { label: 'SKU', class: 'hide-narrow', cell: (p) => p.sku },
+            { label: 'SKU', cell: (p) => p.sku },
             { label: 'Stock', class: 'num', cell: (p) => p.stockCount },
           ]}
         />
@@ -44,8 +44,8 @@ export const consoleOverview = new Hono<AppEnv>().get('/console', requireOperato
             { label: 'Deposit', cell: (e) => <a href={`/dashboard/console/deposits#deposit-${e.depositId}`}>{`#${e.depositId}`}</a> },
             { label: 'Outcome', cell: (e) => <span class="mismatch">{e.outcome}</span> },
             { label: 'Amount paid', class: 'num', cell: (e) => <Money cents={e.amountCents} /> },
-            { label: 'Gateway', class: 'hide-narrow', cell: (e) => e.gateway },
-            { label: 'Received', class: 'hide-narrow', cell: (e) => <When iso={e.receivedAt} /> },
+            { label: 'Gateway', cell: (e) => e.gateway },
+            { label: 'Received', cell: (e) => <When iso={e.receivedAt} /> },
           ]}
         />
         <h2>{`Pending deposits (${attention.pendingDepositsTotal})`}</h2>
@@ -57,8 +57,8 @@ export const consoleOverview = new Hono<AppEnv>().get('/console', requireOperato
             { label: 'Deposit', cell: (d) => `#${d.id}` },
             { label: 'User', cell: (d) => <a href={`/dashboard/console/users/${d.userId}`}>{`#${d.userId}`}</a> },
             { label: 'Amount', class: 'num', cell: (d) => <Money cents={d.amountCents} /> },
-            { label: 'Gateway', class: 'hide-narrow', cell: (d) => d.gateway },
-            { label: 'Expires', class: 'hide-narrow', cell: (d) => <When iso={d.expiresAt} /> },
+            { label: 'Gateway', cell: (d) => d.gateway },
+            { label: 'Expires', cell: (d) => <When iso={d.expiresAt} /> },
           ]}
         />
         <p>
@@ -73,7 +73,7 @@ export const consoleOverview = new Hono<AppEnv>().get('/console', requireOperato
             { label: 'Endpoint', cell: (e) => e.url },
             { label: 'User', cell: (e) => <a href={`/dashboard/console/users/${e.userId}`}>{`#${e.userId}`}</a> },
             { label: 'Failures', class: 'num', cell: (e) => e.failures },
-            { label: 'Last failure', class: 'hide-narrow', cell: (e) => <When iso={e.lastFailureAt} /> },
+            { label: 'Last failure', cell: (e) => <When iso={e.lastFailureAt} /> },
           ]}
         />
         <h2>Sales per day</h2>

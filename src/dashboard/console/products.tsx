@@ -86,7 +86,7 @@ async function productsPage(c: Context<AppEnv>, values: FormFields = { active: '
             empty="No products yet: create the first one below."
             columns={[
               { label: 'Product', cell: (p: CatalogueProduct) => <a href={productPath(p.id)}>{p.name}</a> },
-              { label: 'SKU', class: 'hide-narrow', cell: (p) => p.sku },
+              { label: 'SKU', cell: (p) => p.sku },
               { label: 'Price', class: 'num', cell: (p) => <Money cents={p.priceCents} /> },
               { label: 'Stock', class: 'num', cell: (p) => p.stockCount },
               { label: 'Sold', class: 'num', cell: (p) => p.unitsSold },

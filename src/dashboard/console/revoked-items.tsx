@@ -30,7 +30,7 @@ export const consoleRevokedItems = new Hono<AppEnv>().get('/console/revoked-item
             { label: 'Item', cell: (r) => <code>{r.item}</code> },
             { label: 'SKU', cell: (r) => r.sku },
             { label: 'Order', cell: (r) => <a href={`/dashboard/console/orders/${r.orderId}`}>{r.orderNumber}</a> },
-            { label: 'Revoked', class: 'hide-narrow', cell: (r) => <When iso={r.revokedAt} /> },
+            { label: 'Revoked', cell: (r) => <When iso={r.revokedAt} /> },
           ]}
         />
         <Pager path={REVOKED} page={pageQuery.page} totalPages={Math.ceil(total / pageQuery.per_page)} />

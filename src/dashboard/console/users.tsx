@@ -136,8 +136,8 @@ export const consoleUsers = new Hono<AppEnv>()
             columns={[
               { label: 'Name', cell: (u) => <a href={userPath(u.id)}>{u.name}</a> },
               { label: 'Email', cell: (u) => u.email },
-              { label: 'Role', class: 'hide-narrow', cell: (u) => u.role },
-              { label: 'Account', class: 'hide-narrow', cell: (u) => (u.disabledAt === null ? 'enabled' : 'disabled') },
+              { label: 'Role', cell: (u) => u.role },
+              { label: 'Account', cell: (u) => (u.disabledAt === null ? 'enabled' : 'disabled') },
               { label: 'Balance', class: 'num', cell: (u) => <Money cents={u.balanceCents} /> },
             ]}
           />
