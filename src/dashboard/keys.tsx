@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../env';
 import { requireSession } from '../middleware/session';
-import { CreateApiKeyBody } from '../routes/api-keys';
+import { CreateApiKeyBody } from '../schemas/api-keys';
 import { runIdempotent } from '../middleware/idempotency';
 import { createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeApiKey, type CreatedKey, type KeyRow } from '../services/api-keys';
 import { Alert, Field, IdempotencyKey, Notice, When } from './components';

@@ -4,14 +4,13 @@ import { PaginationQuery } from '../lib/pagination';
 import { requireSession } from '../middleware/session';
 import { publishAfterResponse } from '../middleware/publish-events';
 import { purgeStock } from '../middleware/stock-cache';
-import { orderExport } from '../routes/orders';
-import { cancelOrder, getOrder, listOrders } from '../services/orders';
+import { cancelOrder, getOrder, listOrders, orderExportFile } from '../services/orders';
 import type { OrderRow } from '../db/schema';
 import { formatUsd } from '../lib/money';
-import { Alert, IdempotencyKey, Money, Notice, Pager, Status, When } from './components';
+import { Alert, IdempotencyKey, Notice, Pager } from './components';
 import { formHandler, idFromPath, parseForm, redirectOnce, sameOriginForm, type FormProblem } from './forms';
 import { page } from './layout';
-import { OrdersTable } from './tables';
+import { OrderFacts, OrdersTable } from './tables';
 
 // Orders: the API's list, detail (with the delivered items), text export and cancel, from the same service functions.
 
@@ -45,28 +44,7 @@ async function orderPage(c: Context<AppEnv>, orderId: number, problem?: FormProb
           {notice && <Notice>{notice}</Notice>}
           <Alert problem={problem} />
           <section class="card">
-            <dl class="facts">
-              <dt>Product</dt>
-              <dd>{order.productName}</dd>
-              <dt>Quantity</dt>
-              <dd>{order.quantity}</dd>
-              <dt>Unit price</dt>
-              <dd>
-                <Money cents={order.unitPriceCents} />
-              </dd>
-              <dt>Total</dt>
-              <dd>
-                <Money cents={order.totalAmountCents} />
-              </dd>
-              <dt>Status</dt>
-              <dd>
-                <Status value={order.status} />
-              </dd>
-              <dt>Placed</dt>
-              <dd>
-                <When iso={order.createdAt} />
-              </dd>
-            </dl>
+            <OrderFacts order={order} />
             {order.status === 'pending' && (
               <form method="post" action={`/dashboard/orders/${order.id}/cancel`}>
                 <IdempotencyKey />
@@ -111,9 +89,10 @@ export const ordersPages = new Hono<AppEnv>()
     });
   })
   .get('/orders/:id', requireSession, (c) => orderPage(c, idFromPath(c.req.param('id'), 'Order')))
-  .get('/orders/:id/export', requireSession, async (c) =>
-    orderExport(c, await getOrder(c.var.db, c.var.caller, idFromPath(c.req.param('id'), 'Order'))),
-  )
+  .get('/orders/:id/export', requireSession, async (c) => {
+    const file = orderExportFile(await getOrder(c.var.db, c.var.caller, idFromPath(c.req.param('id'), 'Order')));
+    return c.text(file.text, 200, file.headers);
+  })
   .post(
     '/orders/:id/cancel',
     sameOriginForm,

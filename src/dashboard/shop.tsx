@@ -4,7 +4,7 @@ import { requireSession } from '../middleware/session';
 import { publishAfterResponse } from '../middleware/publish-events';
 import { purgeStock } from '../middleware/stock-cache';
 import type { OrderRow } from '../db/schema';
-import { PurchaseBody } from '../routes/orders';
+import { PurchaseBody } from '../schemas/orders';
 import { purchase } from '../services/orders';
 import { queryAs } from '../services/caller';
 import { activeStockQuery, type StockEntry } from '../services/stock';

@@ -47,8 +47,8 @@ export function DataTable<Row>({ caption, rows, empty, columns }: { caption: str
   );
 }
 
-const ORDER_COLUMNS: Column<OrderRow>[] = [
-  { label: 'Order', cell: (o) => <a href={`/dashboard/orders/${o.id}`}>{o.orderNumber}</a> },
+const orderColumns = (link: (id: number) => string): Column<OrderRow>[] => [
+  { label: 'Order', cell: (o) => <a href={link(o.id)}>{o.orderNumber}</a> },
   { label: 'Product', cell: (o) => o.productName },
   { label: 'Quantity', class: 'num', cell: (o) => o.quantity },
   { label: 'Total', class: 'num', cell: (o) => <Money cents={o.totalAmountCents} /> },
@@ -56,8 +56,16 @@ const ORDER_COLUMNS: Column<OrderRow>[] = [
   { label: 'Placed', cell: (o) => <When iso={o.createdAt} /> },
 ];
 
-export const OrdersTable = ({ orders, caption }: { orders: OrderRow[]; caption: string }) => (
-  <DataTable caption={caption} rows={orders} empty="No orders yet. The shop is one click away." columns={ORDER_COLUMNS} />
+interface OrdersTableProps {
+  orders: OrderRow[];
+  caption: string;
+  /** Each order's page: the user's own (default), or the console's. */
+  link?: (id: number) => string;
+  empty?: string;
+}
+
+export const OrdersTable = ({ orders, caption, link = (id) => `/dashboard/orders/${id}`, empty = 'No orders yet. The shop is one click away.' }: OrdersTableProps) => (
+  <DataTable caption={caption} rows={orders} empty={empty} columns={orderColumns(link)} />
 );
 
 const TRANSACTION_COLUMNS: Column<TransactionRow>[] = [
@@ -101,4 +109,32 @@ const DEPOSIT_COLUMNS: Column<DepositRow>[] = [
 
 export const DepositsTable = ({ deposits }: { deposits: DepositRow[] }) => (
   <DataTable caption="Deposits" rows={deposits} empty="No deposits yet." columns={DEPOSIT_COLUMNS} />
+);
+
+/** An order's facts (its page, the user's or the console's); `before` adds rows on top (the console's buyer). */
+export const OrderFacts = ({ order, before, product }: { order: OrderRow; before?: Child; product?: Child }) => (
+  <dl class="facts">
+    {before}
+    <dt>Product</dt>
+    <dd>{product ?? order.productName}</dd>
+    <dt>Quantity</dt>
+    <dd>{order.quantity}</dd>
+    <dt>Unit price</dt>
+    <dd>
+      <Money cents={order.unitPriceCents} />
+    </dd>
+    <dt>Total</dt>
+    <dd>
+      <Money cents={order.totalAmountCents} />
+    </dd>
+    <dt>Status</dt>
+    <dd>
+      <Status value={order.status} />
+      {order.cancellable === 0 && ' (final sale)'}
+    </dd>
+    <dt>Placed</dt>
+    <dd>
+      <When iso={order.createdAt} />
+    </dd>
+  </dl>
 );

@@ -5,7 +5,8 @@ import { resilient } from '../db/d1';
 import type { AppEnv } from '../env';
 import { sha256Hex } from '../lib/crypto';
 import { ApiError } from '../lib/errors';
-import { readAs } from '../services/caller';
+import { queryAsOperator, readAs } from '../services/caller';
+import { notFound } from '../lib/errors';
 import { SESSION_ABSOLUTE_MS, SESSION_TOKEN_SHAPE, sessionCaller, touchSession } from '../services/sessions';
 import { runAfterResponse } from './after-response';
 
@@ -103,3 +104,18 @@ export const requireSession = createMiddleware<AppEnv>(async (c, next) => {
   const touch = caller.proved && touchSession(resilient(c.env.DB), tokenHash, caller.proved.lastUsedAt);
   if (touch) runAfterResponse(c, touch);
 });
+
+/**
+ * The console's pages and posts: a session (as requireSession) whose user is an operator. Each page's and form's own
+ * batch proves both (queryAsOperator, writeAsActor); a response made without such a batch (an idempotent form's
+ * replay, a refusal before any batch) pays one proof read here. A signed-in non-operator gets 404: the console is
+ * not revealed.
+ */
+export const requireOperatorSession = createMiddleware<AppEnv>((c, next) =>
+  requireSession(c, async () => {
+    await next();
+    const caller = c.var.caller;
+    if (!caller.proved) await queryAsOperator(c.var.db, caller, []);
+    else if (caller.proved.role !== 'operator') throw notFound('Page');
+  }),
+);

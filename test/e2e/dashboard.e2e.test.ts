@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { browserAvailable, launchBrowser } from './browser';
+import { browserAvailable, launchBrowser, settled } from './browser';
 import { contractFetch } from './checked-fetch';
 
 // The whole dashboard journey in Chromium with JavaScript off, at a phone's width, driven by accessible names (labels, roles, button
@@ -15,21 +15,6 @@ import { contractFetch } from './checked-fetch';
 
 const SCREENSHOTS = process.env.E2E_SCREENSHOTS ?? join(tmpdir(), 'stock-wallet-e2e-screenshots');
 const PHONE = { width: 375, height: 812 };
-
-/** Waits until the page is as a person sees it: loaded, every linked stylesheet applied, the fonts settled. */
-async function settled(page: Page) {
-  await page.waitForLoadState('load');
-  const deadline = Date.now() + 15_000;
-  const styled = () =>
-    page.evaluate(() =>
-      [...document.querySelectorAll<HTMLLinkElement>('link[rel="stylesheet"]')].every((link) => (link.sheet?.cssRules.length ?? 0) > 0),
-    );
-  while (!(await styled())) {
-    if (Date.now() > deadline) throw new Error(`${page.url()}: the stylesheet was never applied`);
-    await page.waitForTimeout(50);
-  }
-  await page.evaluate(() => document.fonts.ready.then(() => undefined));
-}
 
 /** Visible and wholly inside the phone's width (not clipped, not off to the right). */
 async function onScreen(locator: Locator) {
