@@ -43,6 +43,7 @@ describe('OpenAPI document', () => {
         '/api/v2/wallet/deposit',
         '/api/v2/wallet/deposits',
         '/api/v2/wallet/deposits/{id}/status',
+        '/api/v2/wallet/gateways',
         '/api/v2/wallet/transactions',
         '/api/v2/webhooks/{gateway}',
         '/api/v2/webhook-endpoints',

@@ -117,11 +117,14 @@ export const deposits = sqliteTable(
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
     reference: text('reference'),
+    vendorPaymentId: text('vendor_payment_id'),
   },
   (t) => [
     uniqueIndex('deposits_reference_unique').on(t.reference),
     index('deposits_user_created').on(t.userId, t.createdAt, t.id),
     index('deposits_status_expires').on(t.status, t.expiresAt),
+    index('deposits_gateway_external').on(t.gateway, t.externalId),
+    index('deposits_gateway_vendor_payment').on(t.gateway, t.vendorPaymentId).where(sql`vendor_payment_id IS NOT NULL`),
   ],
 );
 
@@ -197,6 +200,8 @@ export const stockUploads = sqliteTable(
   (t) => [uniqueIndex('stock_uploads_reference_unique').on(t.reference)],
 );
 
+export const GATEWAY_OUTCOMES = ['credited', 'closed', 'duplicate', 'amount_mismatch', 'in_progress', 'reversed', 'unconfirmed'] as const;
+
 export const gatewayEvents = sqliteTable(
   'gateway_events',
   {
@@ -204,10 +209,12 @@ export const gatewayEvents = sqliteTable(
     reference: text('reference').notNull(),
     gateway: text('gateway').notNull(),
     depositId: integer('deposit_id').notNull().references(() => deposits.id),
-    status: text('status', { enum: ['paid', 'failed', 'expired'] }).notNull(),
-    amountCents: integer('amount_cents').notNull(),
+    /** The gateway's own status word (or event type) as received. */
+    status: text('status').notNull(),
+    /** The USD amount the gateway reported, null when it reports none. */
+    amountCents: integer('amount_cents'),
     transactionId: text('transaction_id').notNull(),
-    outcome: text('outcome', { enum: ['credited', 'closed', 'duplicate', 'amount_mismatch'] }).notNull(),
+    outcome: text('outcome', { enum: GATEWAY_OUTCOMES }).notNull(),
     receivedAt: text('received_at').notNull(),
   },
   (t) => [

@@ -6,20 +6,31 @@ import { gatewayEvents, type GatewayEventRow } from '../db/schema';
 import { randomBase62 } from '../lib/crypto';
 import { pageWindow, type Page } from '../lib/pagination';
 import { isoNow } from '../lib/time';
-import type { GatewayEvent, GatewayName } from './gateways';
+import type { GatewayName } from './gateways';
 
 // The inbound gateway event log: every verified webhook as received, so the operator can reconcile what the
 // gateways said with what the wallet did, including payments that arrived with the wrong amount.
+
+/** What a log row says a gateway reported: its own status word, the USD amount it reported (if any), its id. */
+export interface ReportedEvent {
+  depositId: number;
+  status: string;
+  amountCents: number | null;
+  transactionId: string;
+}
 
 /** A verified webhook about to be applied, with the reference its log row will carry (generated before the batch). */
 export interface ReceivedEvent {
   reference: string;
   gateway: GatewayName;
-  event: GatewayEvent;
+  event: ReportedEvent;
   receivedAt: string;
 }
 
-export const receiveEvent = (gateway: GatewayName, event: GatewayEvent): ReceivedEvent => ({
+/** Outcomes a log row may record (see the contract's gateway event log). */
+export type GatewayOutcome = GatewayEventRow['outcome'];
+
+export const receiveEvent = (gateway: GatewayName, event: ReportedEvent): ReceivedEvent => ({
   reference: `gwe_${randomBase62(24)}`,
   gateway,
   event,
@@ -40,10 +51,13 @@ export function logEvent({ reference, gateway, event, receivedAt }: ReceivedEven
 /** The log row of a received event, once its batch committed: how a fault that hid the outcome is settled. */
 export const loggedEvent = ({ reference }: ReceivedEvent) => sql`SELECT outcome FROM gateway_events WHERE reference = ${reference}`;
 
-/** A paid event whose amount is not the deposit's: nothing is credited, but the payment is on record. */
-export async function logAmountMismatch(d1: Db, received: ReceivedEvent): Promise<void> {
+/**
+ * An event that changes no deposit, only put on record (a payment with the wrong amount, progress, money taken back),
+ * with `also`: bookkeeping written in the same batch.
+ */
+export async function logOnly(d1: Db, received: ReceivedEvent, outcome: GatewayOutcome, also: SQL[] = []): Promise<void> {
   await writeBatch(d1, {
-    writes: [logEvent(received, sql`'amount_mismatch'`)],
+    writes: [logEvent(received, sql`${outcome}`), ...also],
     reads: [loggedEvent(received)],
     committed: ([row]) => rowsOf(row).length > 0,
   });
