@@ -21,6 +21,8 @@ export interface Bindings {
   GATEWAY_THREE_API_KEY?: string;
   GATEWAY_THREE_ACCOUNT?: string;
   GATEWAY_THREE_API_URL?: string;
+  GATEWAY_POLL_MINUTES?: string;
+  GATEWAY_POLL_LIMIT?: string;
   PAYMENT_BASE_URL?: string;
   ORDER_HOLD_HOURS?: string;
   DEPOSIT_TTL_MINUTES?: string;
@@ -59,6 +61,10 @@ export interface Config {
   paymentBaseUrl: string;
   /** Each gateway slot's provider and settings, as configured (whether it is usable: `slotStatus`). */
   slots: Record<'gateway_one' | 'gateway_two' | 'gateway_three', SlotSettings>;
+  /** How old a real-provider deposit must be, and how long since its vendor was last asked, before the job asks. */
+  gatewayPollMinutes: number;
+  /** The most deposits the scheduled job asks vendors about in one run. */
+  gatewayPollLimit: number;
   devCheckout: boolean;
   orderHoldHours: number;
   depositTtlMinutes: number;
@@ -81,6 +87,8 @@ export function readConfig(env: Bindings): Config {
   return {
     paymentBaseUrl: (env.PAYMENT_BASE_URL || 'http://localhost:8787').replace(/\/+$/, ''),
     slots: readSlots(env),
+    gatewayPollMinutes: nonNegativeInt(env.GATEWAY_POLL_MINUTES, 5),
+    gatewayPollLimit: nonNegativeInt(env.GATEWAY_POLL_LIMIT, 20),
     devCheckout: env.DEV_CHECKOUT === 'true',
     orderHoldHours: nonNegativeInt(env.ORDER_HOLD_HOURS, 24),
     depositTtlMinutes: nonNegativeInt(env.DEPOSIT_TTL_MINUTES, 60) || 60,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { balanceOf, newUser } from './helpers';
-import { btcpaySignature, depositRow, gatewayEventsOf, notify, VENDOR_VARS, vendorDeposit } from './vendors';
+import { btcpaySignature, depositRow, gatewayEventsOf, notify, VENDOR_VARS, vendorDeposit, vendorSays } from './vendors';
 
 // BTCPay Server Greenfield invoices and webhooks behind gateway_one (contract: "Real payment providers behind the three
 // gateway slots").
@@ -41,6 +41,7 @@ describe('BTCPay: webhooks', () => {
   it('InvoiceSettled credits the deposit named by its invoice id once', async () => {
     const user = await newUser();
     const deposit = await vendorDeposit('btcpay', user);
+    vendorSays('btcpay', deposit, 'Settled');
     const body = delivery(deposit.invoiceId, 'InvoiceSettled', { overPaid: false, manuallyMarked: false });
     expect((await send(body)).json.data.status).toBe('paid');
     expect((await send(body)).status).toBe(200);

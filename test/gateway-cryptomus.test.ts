@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { balanceOf, newUser } from './helpers';
-import { cryptomusSigned, depositRow, gatewayEventsOf, notify, useReference, VENDOR_VARS, vendorDeposit } from './vendors';
+import { cryptomusSigned, depositRow, gatewayEventsOf, notify, useReference, VENDOR_VARS, vendorDeposit, vendorSays } from './vendors';
 
 // Cryptomus payments and webhooks behind gateway_two (contract: "Real payment providers behind the three gateway slots").
 
@@ -42,6 +42,7 @@ describe('Cryptomus: webhooks', () => {
     const user = await newUser();
     const deposit = await vendorDeposit('cryptomus', user);
     await useReference(deposit.id, 'dep_FixtureCryptomusPaid0001');
+    vendorSays('cryptomus', { ...deposit, reference: 'dep_FixtureCryptomusPaid0001' }, 'paid');
     const res = await notify('cryptomus', FIXTURE_PAID, {});
     expect(res.status, res.text).toBe(200);
     expect(res.json.data.status).toBe('paid');
@@ -66,6 +67,7 @@ describe('Cryptomus: webhooks', () => {
   it('paid_over credits the deposit amount; cancel expires; fail and system_fail fail; others are in progress', async () => {
     const user = await newUser();
     const over = await vendorDeposit('cryptomus', user);
+    vendorSays('cryptomus', over, 'paid_over');
     expect((await notify('cryptomus', await webhook(over.reference, 'paid_over', { payment_amount_usd: '12.00' }), {})).status).toBe(200);
     expect(await balanceOf(user)).toBe(10);
     expect((await gatewayEventsOf(over.id))[0]).toMatchObject({ amount: 12, outcome: 'credited' });

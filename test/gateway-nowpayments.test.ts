@@ -11,6 +11,7 @@ import {
   useReference,
   VENDOR_VARS,
   vendorDeposit,
+  vendorSays,
 } from './vendors';
 
 // NOWPayments invoices and IPN behind gateway_one (contract: "Real payment providers behind the three gateway slots").
@@ -62,6 +63,7 @@ describe('NOWPayments: IPN', () => {
     const user = await newUser();
     const deposit = await vendorDeposit('nowpayments', user);
     await useReference(deposit.id, 'dep_FixtureNowpaymentsPaid01');
+    vendorSays('nowpayments', { ...deposit, reference: 'dep_FixtureNowpaymentsPaid01' }, 'finished', '5077125051');
     const first = await notify('nowpayments', FIXTURE_FINISHED.body, { 'x-nowpayments-sig': FIXTURE_FINISHED.sig });
     expect(first.status, first.text).toBe(200);
     expect(first.json.data.status).toBe('paid');
@@ -104,7 +106,8 @@ describe('NOWPayments: IPN', () => {
     const user = await newUser();
     const deposit = await vendorDeposit('nowpayments', user);
     // Spaces and unsorted keys: only the raw bytes carry this signature.
-    const body = JSON.stringify(ipn(deposit.reference), null, 1);
+    vendorSays('nowpayments', deposit, 'finished', '777');
+    const body = JSON.stringify(ipn(deposit.reference, { payment_id: 777 }), null, 1);
     const res = await notify('nowpayments', body, { 'x-nowpayments-sig': await hmacSha512Hex(VENDOR_VARS.nowpayments.GATEWAY_ONE_WEBHOOK_SECRET, body) });
     expect(res.status, res.text).toBe(200);
     expect(await balanceOf(user)).toBe(10);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { balanceOf, call, newUser, signedWebhook } from './helpers';
-import { apiUrl, depositRow, depositTransactions, fakeVendor, gatewayEventsOf, INVOICE_ENDPOINT, notify, stripeSignature, VENDOR_VARS, vendorDeposit, varsFor } from './vendors';
+import { apiUrl, depositRow, depositTransactions, fakeVendor, gatewayEventsOf, INVOICE_ENDPOINT, notify, stripeSignature, VENDOR_VARS, vendorDeposit, vendorSays, varsFor } from './vendors';
 
 // Stripe Checkout behind gateway_three (contract: "Real payment providers behind the three gateway slots").
 
@@ -70,6 +70,7 @@ describe('Stripe: webhook events', () => {
   it('checkout.session.completed with payment_status paid credits the deposit once; a replay is a duplicate', async () => {
     const user = await newUser();
     const deposit = await vendorDeposit('stripe', user);
+    vendorSays('stripe', deposit, 'paid');
     const body = event('checkout.session.completed', session(deposit.reference));
     const first = await send(body);
     expect(first.status, first.text).toBe(200);
@@ -86,6 +87,7 @@ describe('Stripe: webhook events', () => {
   it('credits the deposit amount, never more: an over-payment is on record only', async () => {
     const user = await newUser();
     const deposit = await vendorDeposit('stripe', user);
+    vendorSays('stripe', deposit, 'paid');
     const res = await send(event('checkout.session.completed', session(deposit.reference, { amount_total: 5000 })));
     expect(res.status).toBe(200);
     expect(await balanceOf(user)).toBe(10);
@@ -98,6 +100,7 @@ describe('Stripe: webhook events', () => {
     expect((await send(event('checkout.session.completed', session(deposit.reference, { payment_status: 'unpaid' })))).status).toBe(200);
     expect(await balanceOf(user)).toBe(0);
     expect((await gatewayEventsOf(deposit.id))[0].outcome).toBe('in_progress');
+    vendorSays('stripe', deposit, 'paid');
     expect((await send(event('checkout.session.async_payment_succeeded', session(deposit.reference)))).status).toBe(200);
     expect(await balanceOf(user)).toBe(10);
 
@@ -119,6 +122,7 @@ describe('Stripe: webhook events', () => {
   it('charge.refunded and charge.dispute.created of a credited deposit are reversed, with no balance change', async () => {
     const user = await newUser();
     const deposit = await vendorDeposit('stripe', user);
+    vendorSays('stripe', deposit, 'paid');
     await send(event('checkout.session.completed', session(deposit.reference)));
     const refunded = await send(event('charge.refunded', { id: 'ch_1', object: 'charge', payment_intent: `pi_${deposit.reference}`, amount: 1000, amount_refunded: 400 }));
     expect(refunded.status, refunded.text).toBe(200);
@@ -173,6 +177,7 @@ describe('Stripe: webhook events', () => {
   it('accepts the event when any of several v1 signatures matches (secret rotation), within 300 s', async () => {
     const user = await newUser();
     const deposit = await vendorDeposit('stripe', user);
+    vendorSays('stripe', deposit, 'paid');
     const body = event('checkout.session.completed', session(deposit.reference));
     const t = Math.floor(Date.now() / 1000) - 295;
     const good = (await stripeSignature(body, { t })).split('v1=')[1];

@@ -16,6 +16,7 @@ describe('OpenAPI document', () => {
         '/api/v2/openapi.json',
         '/api/v2',
         '/api/v2/admin/deposits/{id}/mark-paid',
+        '/api/v2/admin/deposits/{id}/refresh',
         '/api/v2/admin/gateway-events',
         '/api/v2/admin/products',
         '/api/v2/admin/products/{id}',

@@ -102,7 +102,7 @@ export function notify(vendor: Vendor, body: string, headers: Record<string, str
 export async function gatewayEventsOf(depositId: number) {
   const res = await call(`/admin/gateway-events?deposit_id=${depositId}`, { admin: true });
   expect(res.status, res.text).toBe(200);
-  return res.json.data as Array<{ status: string; amount: number | null; transaction_id: string; outcome: string; gateway: string }>;
+  return res.json.data as Array<{ status: string; amount: number | null; transaction_id: string; outcome: string; gateway: string; source: string }>;
 }
 
 export async function depositTransactions(depositId: number) {
@@ -146,3 +146,50 @@ export async function btcpaySignature(body: string, secret: string = VENDOR_VARS
 export async function useReference(depositId: number, reference: string) {
   await env.DB.prepare('UPDATE deposits SET reference = ? WHERE id = ?').bind(reference, depositId).run();
 }
+
+/** Each vendor's lookup endpoint, and its answer that the deposit is in the given vendor status. */
+const LOOKUP: Record<Vendor, { method: 'get' | 'post'; url: (d: VendorDepositRef, paymentId: string) => string; answer: (d: VendorDepositRef, status: string) => unknown }> = {
+  stripe: {
+    method: 'get',
+    url: (d) => `${apiUrl('stripe')}/v1/checkout/sessions/${d.invoiceId}`,
+    answer: (d, status) => ({
+      id: d.invoiceId,
+      object: 'checkout.session',
+      client_reference_id: d.reference,
+      payment_status: status === 'expired' ? 'unpaid' : status,
+      status: status === 'paid' ? 'complete' : status === 'expired' ? 'expired' : 'open',
+      amount_total: Math.round(d.amount * 100),
+      payment_intent: `pi_${d.reference}`,
+    }),
+  },
+  nowpayments: {
+    method: 'get',
+    url: (_d, paymentId) => `${apiUrl('nowpayments')}/v1/payment/${paymentId}`,
+    answer: (d, status) => ({ payment_id: 5077125051, payment_status: status, order_id: d.reference, price_amount: d.amount, actually_paid_at_fiat: 7.5 }),
+  },
+  cryptomus: {
+    method: 'post',
+    url: () => `${apiUrl('cryptomus')}/v1/payment/info`,
+    answer: (d, status) => ({ state: 0, result: { uuid: d.invoiceId, order_id: d.reference, status, payment_amount_usd: String(d.amount) } }),
+  },
+  btcpay: {
+    method: 'get',
+    url: (d) => `${apiUrl('btcpay')}/api/v1/stores/StoreAbc123/invoices/${d.invoiceId}`,
+    answer: (d, status) => ({ id: d.invoiceId, status, additionalStatus: status === 'Expired' ? 'PaidPartial' : 'None', metadata: { orderId: d.reference } }),
+  },
+};
+
+export interface VendorDepositRef {
+  reference: string;
+  invoiceId: string;
+  amount: number;
+}
+
+/** The vendor's lookup answering that the deposit is in `status` (its own word: `paid`, `finished`, `Settled`...). */
+export function vendorSays(vendor: Vendor, deposit: VendorDepositRef, status: string, paymentId = '5077125051') {
+  const { method, url, answer } = LOOKUP[vendor];
+  return fakeVendor(method, url(deposit, paymentId), answer(deposit, status));
+}
+
+/** The paid status word of each vendor's lookup. */
+export const PAID_STATUS: Record<Vendor, string> = { stripe: 'paid', nowpayments: 'finished', cryptomus: 'paid', btcpay: 'Settled' };

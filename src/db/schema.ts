@@ -118,6 +118,10 @@ export const deposits = sqliteTable(
     updatedAt: text('updated_at').notNull(),
     reference: text('reference'),
     vendorPaymentId: text('vendor_payment_id'),
+    /** The provider that made the invoice (`generic` or a vendor): only a vendor's deposit is ever looked up. */
+    provider: text('provider').notNull().default('generic'),
+    /** When the vendor was last asked about the deposit (a refresh or the scheduled job). */
+    lastCheckedAt: text('last_checked_at'),
   },
   (t) => [
     uniqueIndex('deposits_reference_unique').on(t.reference),
@@ -125,6 +129,7 @@ export const deposits = sqliteTable(
     index('deposits_status_expires').on(t.status, t.expiresAt),
     index('deposits_gateway_external').on(t.gateway, t.externalId),
     index('deposits_gateway_vendor_payment').on(t.gateway, t.vendorPaymentId).where(sql`vendor_payment_id IS NOT NULL`),
+    index('deposits_vendor_open').on(t.expiresAt).where(sql`provider <> 'generic' AND status IN ('pending', 'expired')`),
   ],
 );
 
@@ -216,6 +221,8 @@ export const gatewayEvents = sqliteTable(
     transactionId: text('transaction_id').notNull(),
     outcome: text('outcome', { enum: GATEWAY_OUTCOMES }).notNull(),
     receivedAt: text('received_at').notNull(),
+    /** `notification`: a vendor's notification (or the generic webhook); `lookup`: the vendor's API, asked. */
+    source: text('source', { enum: ['notification', 'lookup'] }).notNull().default('notification'),
   },
   (t) => [
     uniqueIndex('gateway_events_reference_unique').on(t.reference),

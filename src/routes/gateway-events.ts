@@ -39,6 +39,9 @@ const GatewayEvent = z
         'notification, nothing credited',
     }),
     received_at: z.string().openapi({ format: 'date-time', example: '2026-11-21T12:00:00.000Z' }),
+    source: z.enum(['notification', 'lookup']).openapi({
+      description: "`notification`: the vendor's notification (or the generic webhook); `lookup`: the vendor's API, asked by a refresh or the scheduled job",
+    }),
   })
   .openapi('GatewayEvent');
 
@@ -51,6 +54,7 @@ const presentGatewayEvent = (e: GatewayEventRow) => ({
   transaction_id: e.transactionId,
   outcome: e.outcome,
   received_at: e.receivedAt,
+  source: e.source,
 });
 
 export const gatewayEventsRouter = createRouter().openapi(

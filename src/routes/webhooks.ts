@@ -4,7 +4,8 @@ import { envelope, ok } from '../lib/envelope';
 import { notFound, unauthorized } from '../lib/errors';
 import { createRouter, errorResponses, jsonResponse } from './openapi';
 import { publishAfterResponse } from '../middleware/publish-events';
-import { applyGatewayEvent, applyVendorNotification } from '../services/deposits';
+import { applyGatewayEvent } from '../services/deposits';
+import { applyVendorNotification } from '../services/vendor-payments';
 import { findGateway, GATEWAYS, GenericWebhookBody, isGatewayName } from '../services/gateways';
 import { DepositStatus, presentDepositStatus } from './representations';
 
@@ -47,7 +48,7 @@ export const webhooksRouter = router.openapi(
     const applied =
       gateway.provider === 'generic'
         ? await applyGatewayEvent(c.var.db, name, await gateway.generic.parseWebhook(rawBody, c.req.raw.headers, Date.now()), publishAfterResponse(c))
-        : await applyVendorNotification(c.var.db, name, await gateway.vendor.parseNotification(rawBody, c.req.raw.headers, Date.now()), publishAfterResponse(c));
+        : await applyVendorNotification(c.var.db, gateway, await gateway.vendor.parseNotification(rawBody, c.req.raw.headers, Date.now()), publishAfterResponse(c));
     if (!applied) return c.json(ok(null, 'Notification verified; it concerns no deposit of this gateway.'), 200);
     return c.json(ok(presentDepositStatus(applied.deposit), applied.credited ? 'Deposit credited to the wallet.' : 'Event applied.'), 200);
   },

@@ -1,4 +1,4 @@
-import { and, eq, sql, type SQL } from 'drizzle-orm';
+import { eq, sql, type SQL } from 'drizzle-orm';
 import { columnsOf, rowJson, rowsOf } from '../db/batch';
 import { writeBatch } from '../db/d1';
 import { getDb, type Db } from '../db/client';
@@ -17,9 +17,7 @@ import {
   type GatewayEvent,
   type GatewayInput,
   type GatewayName,
-  type DepositKey,
   type PaymentGateway,
-  type VendorNotification,
 } from './gateways';
 import { queryAs, readAs, writeAs, type Caller, type Query } from './caller';
 import { loggedEvent, logEvent, logOnly, receiveEvent, type ReceivedEvent } from './gateway-events';
@@ -77,9 +75,9 @@ export async function createDeposit(
   const invoice = await invoiceFor(gateway, deposit, depositId, request.origin);
   const [created] = await writeAs(d1, caller, {
     writes: [
-      sql`INSERT INTO deposits (user_id, amount_cents, gateway, crypto_currency, status, expires_at, created_at, updated_at, reference)
+      sql`INSERT INTO deposits (user_id, amount_cents, gateway, crypto_currency, status, expires_at, created_at, updated_at, reference, provider)
           SELECT ${caller.userId}, ${request.amountCents}, ${gateway.name}, ${cryptoCurrency}, 'pending',
-                 ${expiresAt}, ${now}, ${now}, ${reference}
+                 ${expiresAt}, ${now}, ${now}, ${reference}, ${gateway.provider}
           WHERE ${caller.userId} IS NOT NULL`,
       sql`UPDATE deposits SET payment_url = ${invoice.paymentUrl}, external_id = ${invoice.externalId} WHERE reference = ${reference}`,
       ...(claim ? recordClaim(caller, claim, sql`SELECT id, ${rowJson(deposits)} AS snapshot FROM deposits WHERE reference = ${reference}`) : []),
@@ -207,7 +205,13 @@ export async function creditDeposit(
  * event is logged first in the batch, as `closed` while the deposit is pending (then the close applies, keyed on
  * that row) or else `duplicate`, so the log and the deposit agree whatever runs concurrently.
  */
-async function closeDeposit(d1: Db, deposit: DepositRow, status: 'failed' | 'expired', received: ReceivedEvent, publish?: Publish): Promise<DepositRow> {
+export async function closeDeposit(
+  d1: Db,
+  deposit: DepositRow,
+  status: 'failed' | 'expired',
+  received: ReceivedEvent,
+  publish?: Publish,
+): Promise<{ deposit: DepositRow; closed: boolean }> {
   const now = isoNow();
   const event = newEvent(`deposit.${status}`, now);
   const { reads } = await writeBatch(d1, {
@@ -226,7 +230,7 @@ async function closeDeposit(d1: Db, deposit: DepositRow, status: 'failed' | 'exp
     committed: ([, logged]) => rowsOf(logged).length > 0,
   });
   publish?.(eventIdsOf(reads[2]));
-  return rowsOf<DepositRow>(reads[0])[0];
+  return { deposit: rowsOf<DepositRow>(reads[0])[0], closed: rowsOf<{ outcome: string }>(reads[1])[0]?.outcome === 'closed' };
 }
 
 export async function findDeposit(d1: Db, depositId: number): Promise<DepositRow> {
@@ -242,47 +246,14 @@ export async function findDeposit(d1: Db, depositId: number): Promise<DepositRow
 export async function applyGatewayEvent(d1: Db, gateway: GatewayName, event: GatewayEvent, publish?: Publish) {
   const deposit = await findDeposit(d1, event.depositId);
   if (deposit.gateway !== gateway) throw notFound('Deposit');
-  const received = receiveEvent(gateway, event);
-  if (event.status !== 'paid') return { deposit: await closeDeposit(d1, deposit, event.status, received, publish), credited: false };
+  const received = receiveEvent(gateway, event, 'notification');
+  if (event.status !== 'paid') return { deposit: (await closeDeposit(d1, deposit, event.status, received, publish)).deposit, credited: false };
   // The amount of a deposit never changes, so comparing it outside the batch is safe.
   if (event.amountCents !== deposit.amountCents) {
     await logOnly(d1, received, 'amount_mismatch');
     throw new ApiError('AMOUNT_MISMATCH', `Paid amount ${formatUsd(event.amountCents)} does not match the deposit amount ${formatUsd(deposit.amountCents)}.`);
   }
   return creditDeposit(d1, deposit, event.transactionId, { received, publish });
-}
-
-const DEPOSIT_KEY_COLUMN = { reference: deposits.reference, invoiceId: deposits.externalId, paymentId: deposits.vendorPaymentId } as const;
-
-/** The deposit of this slot that a vendor's notification names, or null (another slot's, or not ours at all). */
-async function findVendorDeposit(d1: Db, gateway: GatewayName, key: DepositKey): Promise<DepositRow | null> {
-  const [[name, value]] = Object.entries(key) as [[keyof typeof DEPOSIT_KEY_COLUMN, string]];
-  const [deposit] = await getDb(d1)
-    .select()
-    .from(deposits)
-    .where(and(eq(deposits.gateway, gateway), eq(DEPOSIT_KEY_COLUMN[name], value)))
-    .limit(1);
-  return deposit ?? null;
-}
-
-/**
- * Apply a verified notification of a real provider, always on record when it concerns a deposit of this slot:
- * paid credits the deposit's own amount once; failed or expired closes a pending deposit; a partial payment, progress
- * and money taken back (only about a credited deposit) change no deposit. Null when it names no deposit of this slot
- * (or is a verified notification of a kind not handled: `notification` null).
- */
-export async function applyVendorNotification(d1: Db, gateway: GatewayName, notification: VendorNotification | null, publish?: Publish) {
-  if (!notification) return null;
-  const deposit = await findVendorDeposit(d1, gateway, notification.deposit);
-  if (!deposit || (notification.verdict === 'reversed' && deposit.status !== 'paid')) return null;
-  const { verdict, status, amountCents, transactionId, paymentId } = notification;
-  const received = receiveEvent(gateway, { depositId: deposit.id, status, amountCents, transactionId });
-  if (verdict === 'paid') return creditDeposit(d1, deposit, transactionId, { received, publish, paymentId });
-  if (verdict === 'failed' || verdict === 'expired') return { deposit: await closeDeposit(d1, deposit, verdict, received, publish), credited: false };
-  // A payment id learnt before the credit (NOWPayments') is what a later lookup asks about.
-  const remember = paymentId ? [sql`UPDATE deposits SET vendor_payment_id = ${paymentId} WHERE id = ${deposit.id} AND status <> 'paid'`] : [];
-  await logOnly(d1, received, verdict === 'mismatch' ? 'amount_mismatch' : verdict, remember);
-  return { deposit, credited: false };
 }
 
 /** Operator confirmation of a payment seen outside the webhook: the same single credit path. */
