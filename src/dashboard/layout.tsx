@@ -1,11 +1,12 @@
 import type { Context } from 'hono';
 import type { Child } from 'hono/jsx';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { STATIC_ASSETS } from '../generated/static-assets';
 
-// Static files (public/dashboard/assets/, headers in public/_headers): no inline styles anywhere, the CSP allows only
-// these.
-const STYLESHEET_PATH = '/dashboard/assets/app.css';
-const ICON_PATH = '/dashboard/assets/icon.svg';
+// Static files (assets/dashboard/, served from public/dashboard/assets/ under content-hashed URLs with a one-year
+// immutable cache, headers in public/_headers): no inline styles anywhere, the CSP allows only these.
+const STYLESHEET_PATH = STATIC_ASSETS['app.css'];
+const ICON_PATH = STATIC_ASSETS['icon.svg'];
 
 const SECTIONS = [
   ['/dashboard', 'Overview'],

@@ -53,13 +53,15 @@ interface Entry {
   statuses: Status[];
   fields?: string[];
   paged?: boolean;
+  /** Query parameters beside `page`. */
+  query?: z.ZodObject;
   /** A response other than an HTML page for 200. */
   ok?: Record<string, { schema: { type: 'string' } }>;
 }
 
 const PAGES: Entry[] = [
   { method: 'get', path: '/dashboard', summary: 'Overview: balance, totals, recent orders and transactions', statuses: [200, 303] },
-  { method: 'get', path: '/dashboard/sign-in', summary: 'Sign-in page', statuses: [200] },
+  { method: 'get', path: '/dashboard/sign-in', summary: 'Sign-in page (says so when the browser\'s session has ended)', statuses: [200] },
   { method: 'post', path: '/dashboard/sign-in', summary: 'Sign in (sets the session cookie)', statuses: [303, 401, 403, 422, 429], fields: ['email', 'password'] },
   { method: 'get', path: '/dashboard/sign-up', summary: 'Sign-up page (DASHBOARD_SIGNUP=open)', statuses: [200, 404] },
   {
@@ -71,7 +73,13 @@ const PAGES: Entry[] = [
   },
   { method: 'post', path: '/dashboard/sign-out', summary: 'Sign out (ends the session)', statuses: [303, 403] },
   { method: 'get', path: '/dashboard/keys', summary: 'API keys', statuses: [200, 303] },
-  { method: 'post', path: '/dashboard/keys', summary: 'Create an API key (shown once, in this answer)', statuses: [200, 303, 400, 403, 422], fields: ['name'] },
+  {
+    method: 'post',
+    path: '/dashboard/keys',
+    summary: 'Create an API key (shown once, in this answer; the same form sent again creates none and says so)',
+    statuses: [200, 303, 400, 403, 422],
+    fields: ['name', 'idempotency_key'],
+  },
   { method: 'post', path: '/dashboard/keys/{id}/revoke', summary: 'Revoke an API key', statuses: [303, 403, 404] },
   { method: 'get', path: '/dashboard/wallet', summary: 'Balance, transactions and deposits', statuses: [200, 303, 422], paged: true },
   {
@@ -82,7 +90,17 @@ const PAGES: Entry[] = [
     fields: ['amount', 'gateway', 'crypto_currency', 'idempotency_key'],
   },
   { method: 'get', path: '/dashboard/orders', summary: 'Orders', statuses: [200, 303, 422], paged: true },
-  { method: 'get', path: '/dashboard/orders/{id}', summary: 'An order with its delivered items', statuses: [200, 303, 404] },
+  {
+    method: 'get',
+    path: '/dashboard/orders/{id}',
+    summary: 'An order with its delivered items',
+    statuses: [200, 303, 404],
+    query: z.object({
+      notice: z.string().optional().openapi({
+        description: 'After Buy (`charged`) or Cancel (`refunded`): a one-line notice, worded from the order as stored; any other value shows none',
+      }),
+    }),
+  },
   {
     method: 'get',
     path: '/dashboard/orders/{id}/export',
@@ -124,7 +142,12 @@ export function registerDashboardDocs(app: App) {
       operationId: operationIdOf(entry.method, entry.path),
       tags: ['Dashboard'],
       summary: entry.summary,
-      request: { ...params(pathParams), ...(entry.paged ? pageQuery : {}), ...(entry.fields ? { body: form(entry.fields) } : {}) },
+      request: {
+        ...params(pathParams),
+        ...(entry.paged ? pageQuery : {}),
+        ...(entry.query ? { query: entry.query } : {}),
+        ...(entry.fields ? { body: form(entry.fields) } : {}),
+      },
       responses: { ...responses(...entry.statuses), ...(entry.ok ? { 200: { description: entry.summary, content: entry.ok } } : {}) },
     });
   }

@@ -2,13 +2,17 @@ import type { Child } from 'hono/jsx';
 import type { DepositRow, OrderRow, TransactionRow } from '../db/schema';
 import { Money, Status, When } from './components';
 
-// The lists the pages show. Narrow screens scroll a table sideways inside its frame (the page itself never does) and
-// drop the columns marked `hide-narrow`. The caption is for screen readers: a visible heading names each table.
+// The lists the pages show. On a phone (app.css, under 40rem) each row is stacked: one line per column, its label
+// (`data-label`) before its value (one span, so the label and the value are the line's two parts), so every column, the row's buttons included, is on screen without scrolling
+// sideways. The explicit roles keep the table's semantics for screen readers once its display is no longer a
+// table's. The caption is for screen readers: a visible heading names each table.
 
 export interface Column<Row> {
-  label: Child;
-  /** `num` (right-aligned figures), `hide-narrow` (not on phones). */
-  class?: 'num' | 'hide-narrow';
+  label: string;
+  /** The label is for screen readers only (a column of buttons). */
+  labelHidden?: boolean;
+  /** Right-aligned figures (on wide screens). */
+  class?: 'num';
   cell: (row: Row) => Child;
 }
 
@@ -16,22 +20,24 @@ export function DataTable<Row>({ caption, rows, empty, columns }: { caption: str
   if (rows.length === 0) return <p class="empty">{empty}</p>;
   return (
     <div class="table-wrap">
-      <table>
+      <table class="stacked" role="table">
         <caption class="visually-hidden">{caption}</caption>
-        <thead>
-          <tr>
+        <thead role="rowgroup">
+          <tr role="row">
             {columns.map((column) => (
-              <th scope="col" class={column.class}>
-                {column.label}
+              <th scope="col" role="columnheader" class={column.class}>
+                {column.labelHidden ? <span class="visually-hidden">{column.label}</span> : column.label}
               </th>
             ))}
           </tr>
         </thead>
-        <tbody>
+        <tbody role="rowgroup">
           {rows.map((row) => (
-            <tr>
+            <tr role="row">
               {columns.map((column) => (
-                <td class={column.class}>{column.cell(row)}</td>
+                <td role="cell" class={column.class} data-label={column.labelHidden ? undefined : column.label}>
+                  <span>{column.cell(row)}</span>
+                </td>
               ))}
             </tr>
           ))}
@@ -47,7 +53,7 @@ const ORDER_COLUMNS: Column<OrderRow>[] = [
   { label: 'Quantity', class: 'num', cell: (o) => o.quantity },
   { label: 'Total', class: 'num', cell: (o) => <Money cents={o.totalAmountCents} /> },
   { label: 'Status', cell: (o) => <Status value={o.status} /> },
-  { label: 'Placed', class: 'hide-narrow', cell: (o) => <When iso={o.createdAt} /> },
+  { label: 'Placed', cell: (o) => <When iso={o.createdAt} /> },
 ];
 
 export const OrdersTable = ({ orders, caption }: { orders: OrderRow[]; caption: string }) => (
@@ -65,7 +71,7 @@ const TRANSACTION_COLUMNS: Column<TransactionRow>[] = [
   },
   { label: 'Amount', class: 'num', cell: (t) => <Money cents={t.amountCents} /> },
   { label: 'Balance after', class: 'num', cell: (t) => <Money cents={t.balanceAfterCents} /> },
-  { label: 'Date', class: 'hide-narrow', cell: (t) => <When iso={t.createdAt} /> },
+  { label: 'Date', cell: (t) => <When iso={t.createdAt} /> },
 ];
 
 export const TransactionsTable = ({ transactions, caption }: { transactions: TransactionRow[]; caption: string }) => (
@@ -88,9 +94,9 @@ const DEPOSIT_COLUMNS: Column<DepositRow>[] = [
     ),
   },
   { label: 'Amount', class: 'num', cell: (d) => <Money cents={d.amountCents} /> },
-  { label: 'Method', class: 'hide-narrow', cell: (d) => (d.cryptoCurrency ? `${d.gateway} (${d.cryptoCurrency})` : d.gateway) },
+  { label: 'Method', cell: (d) => (d.cryptoCurrency ? `${d.gateway} (${d.cryptoCurrency})` : d.gateway) },
   { label: 'Status', cell: (d) => <Status value={d.status} /> },
-  { label: 'Created', class: 'hide-narrow', cell: (d) => <When iso={d.createdAt} /> },
+  { label: 'Created', cell: (d) => <When iso={d.createdAt} /> },
 ];
 
 export const DepositsTable = ({ deposits }: { deposits: DepositRow[] }) => (
