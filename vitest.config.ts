@@ -33,6 +33,8 @@ export default defineConfig({
           WEBHOOK_RETRY_BASE_SECONDS: '60',
           WEBHOOK_MAX_ATTEMPTS: '10',
           DASHBOARD_SIGNUP: 'open',
+          GATEWAY_POLL_MINUTES: '5',
+          GATEWAY_POLL_LIMIT: '20',
           // One log line per request would bury test output; test/logging.test.ts turns it on.
           LOG_REQUESTS: 'false',
         },

@@ -1,4 +1,5 @@
 import type { Caller } from './services/caller';
+import { readSlots, type SlotSettings } from './services/gateways/slots';
 import type { DeliveryMessage } from './services/webhook-delivery';
 /** Bindings and vars of the worker (wrangler.toml, .dev.vars, `wrangler secret put`). Vars arrive as strings. */
 export interface Bindings {
@@ -7,6 +8,21 @@ export interface Bindings {
   GATEWAY_ONE_WEBHOOK_SECRET?: string;
   GATEWAY_TWO_WEBHOOK_SECRET?: string;
   GATEWAY_THREE_WEBHOOK_SECRET?: string;
+  /** Each slot's payment provider and its settings (src/services/gateways/slots.ts). */
+  GATEWAY_ONE_PROVIDER?: string;
+  GATEWAY_ONE_API_KEY?: string;
+  GATEWAY_ONE_ACCOUNT?: string;
+  GATEWAY_ONE_API_URL?: string;
+  GATEWAY_TWO_PROVIDER?: string;
+  GATEWAY_TWO_API_KEY?: string;
+  GATEWAY_TWO_ACCOUNT?: string;
+  GATEWAY_TWO_API_URL?: string;
+  GATEWAY_THREE_PROVIDER?: string;
+  GATEWAY_THREE_API_KEY?: string;
+  GATEWAY_THREE_ACCOUNT?: string;
+  GATEWAY_THREE_API_URL?: string;
+  GATEWAY_POLL_MINUTES?: string;
+  GATEWAY_POLL_LIMIT?: string;
   PAYMENT_BASE_URL?: string;
   ORDER_HOLD_HOURS?: string;
   DEPOSIT_TTL_MINUTES?: string;
@@ -48,7 +64,12 @@ export interface AppEnv {
 
 export interface Config {
   paymentBaseUrl: string;
-  webhookSecrets: Record<'gateway_one' | 'gateway_two' | 'gateway_three', string | undefined>;
+  /** Each gateway slot's provider and settings, as configured (whether it is usable: `slotStatus`). */
+  slots: Record<'gateway_one' | 'gateway_two' | 'gateway_three', SlotSettings>;
+  /** How old a real-provider deposit must be, and how long since its vendor was last asked, before the job asks. */
+  gatewayPollMinutes: number;
+  /** The most deposits the scheduled job asks vendors about in one run. */
+  gatewayPollLimit: number;
   devCheckout: boolean;
   orderHoldHours: number;
   depositTtlMinutes: number;
@@ -72,11 +93,9 @@ function nonNegativeInt(raw: string | undefined, fallback: number): number {
 export function readConfig(env: Bindings): Config {
   return {
     paymentBaseUrl: (env.PAYMENT_BASE_URL || 'http://localhost:8787').replace(/\/+$/, ''),
-    webhookSecrets: {
-      gateway_one: env.GATEWAY_ONE_WEBHOOK_SECRET || undefined,
-      gateway_two: env.GATEWAY_TWO_WEBHOOK_SECRET || undefined,
-      gateway_three: env.GATEWAY_THREE_WEBHOOK_SECRET || undefined,
-    },
+    slots: readSlots(env),
+    gatewayPollMinutes: nonNegativeInt(env.GATEWAY_POLL_MINUTES, 5),
+    gatewayPollLimit: nonNegativeInt(env.GATEWAY_POLL_LIMIT, 20),
     devCheckout: env.DEV_CHECKOUT === 'true',
     orderHoldHours: nonNegativeInt(env.ORDER_HOLD_HOURS, 24),
     depositTtlMinutes: nonNegativeInt(env.DEPOSIT_TTL_MINUTES, 60) || 60,

@@ -36,6 +36,10 @@ const STATE_RULES: Array<{ code?: string; field?: string; message?: RegExp }> = 
   { field: 'sku', message: /already been taken/ },
   { field: 'current_password', message: /current password is incorrect|changed concurrently/ },
   { field: 'new_password', message: /confirmation does not match/ },
+  // A refresh of a deposit that was made with the generic gateway: nobody to ask.
+  { field: 'id', message: /has no payment provider to ask/ },
+  // A payment provider refusing an invoice (a real provider on the slot).
+  { code: 'GATEWAY_REJECTED' },
 ];
 
 const doc = (await (await SELF.fetch(`${BASE}/openapi.json`)).json()) as Doc;

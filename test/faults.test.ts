@@ -5,6 +5,7 @@ import { auditLedger } from '../src/services/audit';
 import { useInvocationOptions } from './contract';
 import { call, newProduct, newUser, type CallOptions, type TestUser } from './helpers';
 import { seededRandom } from './production-d1';
+import { apiUrl, fakeVendor, INVOICE_ENDPOINT, varsFor } from './vendors';
 
 // The money workload on a D1 that fails 15 % of round trips (half before executing, half after committing, with
 // the messages Cloudflare documents as transient). What a client may conclude from an answer must stay true:
@@ -119,6 +120,48 @@ describe('transient D1 faults are answered truthfully', () => {
     );
     console.log(`[faults.test] ${tally.requests} requests, ${tally.retried} careful retries, ${tally.unavailable} careless 503s`);
     expect(tally.requests).toBeGreaterThan(RUNS * 10);
+  });
+});
+
+describe('a real payment provider in front of the deposit batch', () => {
+  it('D1 faults after the vendor created the invoice: no 500, no deposit without its invoice, careful clients converge', async () => {
+    const random = seededRandom(SEED + 1);
+    let faultsOn = false;
+    restore = useInvocationOptions(() => (faultsOn ? { faults: { rate: FAULT_RATE, random } } : {}));
+    const user = await newUser();
+    let invoices = 0;
+    fakeVendor('post', `${apiUrl('stripe')}${INVOICE_ENDPOINT.stripe.path}`, () => {
+      invoices++;
+      return Response.json(INVOICE_ENDPOINT.stripe.answer(`https://checkout.stripe.test/${invoices}`, `cs_${invoices}`));
+    });
+    faultsOn = true;
+    let created = 0;
+    for (let i = 0; i < 30; i++) {
+      const careful = i % 2 === 0;
+      const options: CallOptions = { key: user.key, body: { amount: 10, gateway: 'gateway_three' }, vars: varsFor('stripe') };
+      if (careful) options.headers = { 'Idempotency-Key': `vendor-fault-${i}` };
+      const before = await stateOf(user);
+      let res = await call('/wallet/deposit', options);
+      for (let attempt = 1; careful && res.status === 503 && attempt < CAREFUL_RETRIES; attempt++) res = await call('/wallet/deposit', options);
+      const after = await stateOf(user);
+      expect(res.status, `no 500, ever: ${res.text}`).not.toBe(500);
+      if (res.status === 503) {
+        expect(after.deposits, `a 503 stored nothing (${careful ? 'careful' : 'careless'} #${i}): ${res.text}`).toBe(before.deposits);
+        continue;
+      }
+      expect(res.status, res.text).toBe(200);
+      expect(after.deposits, 'a 200 stored exactly one deposit').toBe(before.deposits + 1);
+      created++;
+    }
+    faultsOn = false;
+    const { results } = await env.DB.prepare('SELECT payment_url, external_id FROM deposits WHERE user_id = ?').bind(user.id).all<{ payment_url: string; external_id: string }>();
+    expect(results).toHaveLength(created);
+    for (const row of results) {
+      expect(row.payment_url).toMatch(/^https:\/\/checkout\.stripe\.test\/\d+$/);
+      expect(row.external_id).toBe(`cs_${row.payment_url.split('/').pop()}`);
+    }
+    expect(created).toBeGreaterThan(10);
+    expect(await auditLedger(env.DB)).toEqual([]);
   });
 });
 

@@ -46,6 +46,7 @@ describe('the gateway event log', () => {
       transaction_id: event.transaction_id,
       outcome: 'amount_mismatch',
       received_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+      source: 'notification',
     });
     const row = await env.DB.prepare('SELECT amount_cents FROM gateway_events WHERE id = ?').bind(logged.id).first<{ amount_cents: number }>();
     expect(row!.amount_cents).toBe(2551);

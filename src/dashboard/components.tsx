@@ -2,7 +2,9 @@ import type { Child } from 'hono/jsx';
 import { formatUsd } from '../lib/money';
 import type { FormProblem } from './forms';
 
-export const Money = ({ cents }: { cents: number }) => <span class="money">{formatUsd(cents)}</span>;
+/** An amount in cents; `null` (a vendor notification that reports no amount, e.g. BTCPay's) shows as "not reported". */
+export const Money = ({ cents }: { cents: number | null }) =>
+  cents === null ? <span class="muted">not reported</span> : <span class="money">{formatUsd(cents)}</span>;
 
 /** One figure of a `<dl class="stats">`. */
 export const Stat = ({ label, children }: { label: string; children?: Child }) => (
@@ -95,7 +97,8 @@ export function Field({ name, label, type = 'text', value, problem, idPrefix = '
 interface SelectProps {
   name: string;
   label: string;
-  options: readonly (string | number)[];
+  /** Values shown as they are, or `{ value, label }` where people should read something else. */
+  options: readonly (string | number | { value: string; label: string })[];
   value?: string;
   problem?: FormProblem | null;
   idPrefix?: string;
@@ -107,11 +110,14 @@ export function Select({ name, label, options, value, problem, idPrefix = 'field
     <div class="field">
       <label for={id}>{label}</label>
       <select id={id} name={name} {...invalid}>
-        {options.map((option) => (
-          <option value={String(option)} selected={String(option) === value}>
-            {String(option)}
-          </option>
-        ))}
+        {options.map((option) => {
+          const { value: optionValue, label: optionLabel } = typeof option === 'object' ? option : { value: String(option), label: String(option) };
+          return (
+            <option value={optionValue} selected={optionValue === value}>
+              {optionLabel}
+            </option>
+          );
+        })}
       </select>
       {error}
     </div>

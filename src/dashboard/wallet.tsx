@@ -6,7 +6,7 @@ import { DepositBody } from '../schemas/wallet';
 import type { DepositRow } from '../db/schema';
 import { queryAs } from '../services/caller';
 import { createDeposit, depositsQuery } from '../services/deposits';
-import { CRYPTO_CURRENCIES, DEFAULT_CRYPTO_CURRENCY, GATEWAYS } from '../services/gateways';
+import { availableGateways, CRYPTO_CURRENCIES, DEFAULT_CRYPTO_CURRENCY, type GatewayOffer } from '../services/gateways';
 import { balanceQuery, transactionsQuery } from '../services/wallet';
 import { Alert, Field, IdempotencyKey, Money, Pager, Select, Stat } from './components';
 import { formHandler, parseForm, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from './forms';
@@ -17,6 +17,13 @@ import { DepositsTable, TransactionsTable } from './tables';
 // deposit exactly like POST /wallet/deposit and sends the browser to its payment page.
 
 const paymentPage = (deposit: DepositRow) => deposit.paymentUrl ?? '/dashboard/wallet';
+
+/** Only slots that take deposits now, named by what the buyer pays with. */
+const gatewayOption = ({ gateway, kind }: GatewayOffer, index: number, offers: GatewayOffer[]) => {
+  const word = kind === 'crypto' ? 'Crypto' : 'Card';
+  const numbered = offers.filter((o) => o.kind === kind).length > 1;
+  return { value: gateway, label: numbered ? `${word} (${offers.slice(0, index + 1).filter((o) => o.kind === kind).length})` : word };
+};
 
 interface WalletView {
   values?: FormFields;
@@ -50,7 +57,13 @@ async function walletPage(c: Context<AppEnv>, { values, problem }: WalletView, s
             <form method="post" action="/dashboard/wallet/deposit">
               <IdempotencyKey />
               <Field name="amount" label="Amount" value={values?.amount} problem={problem} inputmode="decimal" required />
-              <Select name="gateway" label="Payment method" options={GATEWAYS} value={values?.gateway} problem={problem} />
+              <Select
+                name="gateway"
+                label="Payment method"
+                options={availableGateways(readConfig(c.env)).map(gatewayOption)}
+                value={values?.gateway}
+                problem={problem}
+              />
               <Select
                 name="crypto_currency"
                 label="Crypto currency (crypto methods only)"
@@ -83,7 +96,7 @@ export const walletPages = new Hono<AppEnv>()
     formHandler(
       async (c, fields) => {
         const body = parseForm(DepositBody, fields, ['amount']);
-        const request = { amountCents: body.amount, gateway: body.gateway, cryptoCurrency: body.crypto_currency };
+        const request = { amountCents: body.amount, gateway: body.gateway, cryptoCurrency: body.crypto_currency, origin: new URL(c.req.url).origin };
         return redirectOnce(
           c,
           fields,

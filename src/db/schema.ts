@@ -121,6 +121,11 @@ export const deposits = sqliteTable(
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
     reference: text('reference'),
+    vendorPaymentId: text('vendor_payment_id'),
+    /** The provider that made the invoice (`generic` or a vendor): only a vendor's deposit is ever looked up. */
+    provider: text('provider').notNull().default('generic'),
+    /** When the vendor was last asked about the deposit (a refresh or the scheduled job). */
+    lastCheckedAt: text('last_checked_at'),
   },
   (t) => [
     uniqueIndex('deposits_reference_unique').on(t.reference),
@@ -128,6 +133,9 @@ export const deposits = sqliteTable(
     index('deposits_status_expires').on(t.status, t.expiresAt),
     index('deposits_created').on(t.createdAt, t.id),
     index('deposits_status_created').on(t.status, t.createdAt, t.id),
+    index('deposits_gateway_external').on(t.gateway, t.externalId),
+    index('deposits_gateway_vendor_payment').on(t.gateway, t.vendorPaymentId).where(sql`vendor_payment_id IS NOT NULL`),
+    index('deposits_vendor_open').on(t.expiresAt).where(sql`provider <> 'generic' AND status IN ('pending', 'expired')`),
   ],
 );
 
@@ -204,6 +212,8 @@ export const stockUploads = sqliteTable(
   (t) => [uniqueIndex('stock_uploads_reference_unique').on(t.reference)],
 );
 
+export const GATEWAY_OUTCOMES = ['credited', 'closed', 'duplicate', 'amount_mismatch', 'in_progress', 'reversed', 'unconfirmed'] as const;
+
 export const gatewayEvents = sqliteTable(
   'gateway_events',
   {
@@ -211,11 +221,15 @@ export const gatewayEvents = sqliteTable(
     reference: text('reference').notNull(),
     gateway: text('gateway').notNull(),
     depositId: integer('deposit_id').notNull().references(() => deposits.id),
-    status: text('status', { enum: ['paid', 'failed', 'expired'] }).notNull(),
-    amountCents: integer('amount_cents').notNull(),
+    /** The gateway's own status word (or event type) as received. */
+    status: text('status').notNull(),
+    /** The USD amount the gateway reported, null when it reports none. */
+    amountCents: integer('amount_cents'),
     transactionId: text('transaction_id').notNull(),
-    outcome: text('outcome', { enum: ['credited', 'closed', 'duplicate', 'amount_mismatch'] }).notNull(),
+    outcome: text('outcome', { enum: GATEWAY_OUTCOMES }).notNull(),
     receivedAt: text('received_at').notNull(),
+    /** `notification`: a vendor's notification (or the generic webhook); `lookup`: the vendor's API, asked. */
+    source: text('source', { enum: ['notification', 'lookup'] }).notNull().default('notification'),
   },
   (t) => [
     uniqueIndex('gateway_events_reference_unique').on(t.reference),

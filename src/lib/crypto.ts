@@ -36,11 +36,39 @@ export async function hmacSha256Hex(secret: string, message: string): Promise<st
   return toHex(await crypto.subtle.sign('HMAC', key, encoder.encode(message)));
 }
 
+/** Bytes of a hex string, or null when it is not one (odd length, other characters). */
+export function hexToBytes(hex: string): Uint8Array | null {
+  if (!/^(?:[0-9a-fA-F]{2})*$/.test(hex)) return null;
+  return Uint8Array.from(hex.match(/../g) ?? [], (pair) => parseInt(pair, 16));
+}
+
+/**
+ * Whether `signatureHex` is the HMAC of `message` under `secret`: WebCrypto's verify, which compares in constant
+ * time. A signature that is not hex is simply not valid.
+ */
+export async function verifyHmacHex(hash: 'SHA-256' | 'SHA-512', secret: string, message: string, signatureHex: string): Promise<boolean> {
+  const signature = hexToBytes(signatureHex);
+  if (!signature || signature.length === 0) return false;
+  const key = await crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash }, false, ['verify']);
+  return crypto.subtle.verify('HMAC', key, signature, encoder.encode(message));
+}
+
+/** MD5 as hex: only for vendors whose legacy signature scheme is built on it (workerd has it as a non-standard digest). */
+export async function md5Hex(value: string): Promise<string> {
+  return toHex(await crypto.subtle.digest('MD5', encoder.encode(value)));
+}
+
+/** Base64 of a string's UTF-8 bytes. */
+export const base64Utf8 = (value: string) => toBase64(encoder.encode(value));
+
 // Workers cap PBKDF2 at 100,000 iterations.
 const PBKDF2_ITERATIONS = 100_000;
 
 function toBase64(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes));
+  let binary = '';
+  // In slices: spreading a whole large array into one call overflows the argument limit.
+  for (let at = 0; at < bytes.length; at += 0x8000) binary += String.fromCharCode(...bytes.subarray(at, at + 0x8000));
+  return btoa(binary);
 }
 
 function fromBase64(text: string): Uint8Array {

@@ -24,3 +24,21 @@ export function formatUsd(cents: number): string {
   const dollars = String(Math.floor(abs / 100)).replace(/\B(?=(\d{3})+$)/g, ',');
   return `${sign}$${dollars}.${String(abs % 100).padStart(2, '0')}`;
 }
+
+const DECIMAL = /^(\d{1,15})(?:\.(\d+))?$/;
+
+/**
+ * A non-negative USD amount as a vendor writes it (a JSON number or a decimal string, any number of decimals) in
+ * cents, rounded half up on its digits, never through floating point; null when it is not such an amount.
+ */
+export function decimalToCents(value: unknown): number | null {
+  const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : typeof value === 'string' ? value.trim() : '';
+  const match = DECIMAL.exec(text);
+  if (!match) return null;
+  const decimals = (match[2] ?? '').padEnd(3, '0');
+  const cents = Number(match[1]) * 100 + Number(decimals.slice(0, 2)) + (Number(decimals[2]) >= 5 ? 1 : 0);
+  return Number.isSafeInteger(cents) ? cents : null;
+}
+
+/** Cents as a decimal string with exactly two decimals (`1050` → `"10.50"`), as vendors take amounts. */
+export const centsToDecimal = (cents: number) => `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;

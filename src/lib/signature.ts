@@ -1,4 +1,4 @@
-import { hmacSha256Hex } from './crypto';
+import { hmacSha256Hex, verifyHmacHex } from './crypto';
 
 // The signature scheme of every webhook, inbound (payment gateways) and outgoing (events to users' endpoints):
 // `X-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`. Portable (Workers, Node 20+,
@@ -29,8 +29,6 @@ export async function signatureHeader(secret: string, body: string, nowMs: numbe
   return `t=${t},v1=${await hmacSha256Hex(secret, `${t}.${body}`)}`;
 }
 
-const hexBytes = (hex: string) => Uint8Array.from(hex.match(/../g) ?? [], (pair) => parseInt(pair, 16));
-
 /**
  * Whether `header` signs `body` with `secret` within `toleranceSeconds` of `nowMs`. The MAC is checked by
  * WebCrypto's HMAC verify (constant time), before and regardless of the timestamp.
@@ -44,8 +42,6 @@ export async function isValidSignature(
 ): Promise<boolean> {
   const signature = parseSignatureHeader(header);
   if (!signature) return false;
-  const encoder = new TextEncoder();
-  const key = await crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
-  const authentic = await crypto.subtle.verify('HMAC', key, hexBytes(signature.v1), encoder.encode(`${signature.t}.${body}`));
+  const authentic = await verifyHmacHex('SHA-256', secret, `${signature.t}.${body}`, signature.v1);
   return authentic && Math.abs(nowMs / 1000 - signature.t) <= toleranceSeconds;
 }

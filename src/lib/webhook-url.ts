@@ -42,11 +42,12 @@ const TOP_LEVEL = `(?:${lettersOtherThan('localhost')}|[xX][nN]--[a-zA-Z0-9-]{1,
 const PORT = '(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])';
 
 /**
- * What may follow the host: path, query, fragment in the characters RFC 3986 allows there (percent-escapes as `%XX`):
- * the document calls the URL `format: uri`, and a stored URL is answered back, so `{`, `<`, `"` or a lone `%` are
- * refused (the contract fuzz found `/$kTuXs}e>` accepted and answered back as a URL no URI parser takes).
+ * What may follow the host: path segments, a query and a fragment made of the characters RFC 3986 allows there (or
+ * percent-escapes), as the document's `format: uri` says: no spaces, and none of `"<>\\^\`{|}`, which no URI contains.
  */
-const REST = "(?:[/?#](?:[A-Za-z0-9\\-._~:/?#@!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)?";
+const SEGMENT_CHAR = "(?:[a-zA-Z0-9._~!$&'()*+,;=:@-]|%[0-9a-fA-F]{2})";
+const QUERY_CHAR = "(?:[a-zA-Z0-9._~!$&'()*+,;=:@/?-]|%[0-9a-fA-F]{2})";
+const REST = `(?:/${SEGMENT_CHAR}*)*(?:\\?${QUERY_CHAR}*)?(?:#${QUERY_CHAR}*)?`;
 
 /** The two local receivers accepted over plain HTTP when ALLOW_LOCAL_WEBHOOK_URLS=true. */
 const LOCAL = 'http://(?:localhost|127\\.0\\.0\\.1)';
@@ -69,7 +70,7 @@ export function webhookUrlRefusal(raw: unknown): string {
   if (url.protocol !== 'https:') return 'url must use https://';
   if (/^[\d.]+$|^\[|^0x/i.test(url.hostname) || /\.\d+$/.test(url.hostname)) return 'url must name a DNS host, not an IP address';
   if (url.hostname === 'localhost' || url.hostname.endsWith('.localhost')) return 'url may not point at localhost';
-  return 'url must be https:// with a DNS host name of at least two labels, an optional port, and no spaces';
+  return 'url must be https:// with a DNS host name of at least two labels, an optional port, and only characters a URI may contain (no spaces, quotes or braces)';
 }
 
 /**

@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { DepositRow, ProductRow, TransactionRow } from '../db/schema';
-import type { AppEnv } from '../env';
+import { readConfig, type AppEnv } from '../env';
 import { hmacSha256Hex, openSealed, sealText } from '../lib/crypto';
 import { envelope, ok } from '../lib/envelope';
 import { fieldError } from '../lib/errors';
@@ -13,11 +13,13 @@ import { AdjustmentBody, ProductBody, productInput } from '../schemas/operator';
 import { CreateUserBody } from '../schemas/users';
 import { addStock, checkedUpload, createProduct, MAX_ITEM_LENGTH, MAX_ITEMS_PER_UPLOAD, updateProduct, type StockUpload } from '../services/products';
 import { markDepositPaid, type CreditSnapshot } from '../services/deposits';
+import { refreshDeposit, type LookupResult } from '../services/vendor-payments';
+import { GATEWAY_OUTCOMES } from '../db/schema';
 import { OPERATOR } from '../services/idempotency';
 import { createUser, type UserCreationSnapshot, type UserProfile } from '../services/users';
 import { adjustBalance } from '../services/wallet';
 import { ADMIN_TOKEN_ACTOR } from '../services/audit-log';
-import { DepositStatus, presentDepositStatus, presentProduct, presentTransaction, Product, Transaction } from './representations';
+import { Deposit, DepositStatus, presentDeposit, presentDepositStatus, presentProduct, presentTransaction, Product, Transaction } from './representations';
 import { presentProfile, UserProfileSchema } from './user';
 
 const security = [{ AdminBearer: [] }];
@@ -265,5 +267,49 @@ export const adminRouter = createRouter()
       );
     },
   );
+
+const RefreshedDeposit = z
+  .object({
+    deposit: Deposit.extend({
+      reference: z.string().nullable(),
+      last_checked_at: z.string().nullable().openapi({ format: 'date-time', description: 'when the vendor was last asked' }),
+    }),
+    vendor_status: z.string().nullable().openapi({ description: "the vendor's status as received; null when it has none yet" }),
+    outcome: z.enum(GATEWAY_OUTCOMES).openapi({ description: '`duplicate`: already credited (or closed); `in_progress`: nothing to apply yet' }),
+  })
+  .openapi('RefreshedDeposit');
+
+const presentRefresh = ({ deposit, vendorStatus, outcome }: LookupResult) => ({
+  deposit: { ...presentDeposit(deposit), reference: deposit.reference, last_checked_at: deposit.lastCheckedAt },
+  vendor_status: vendorStatus,
+  outcome,
+});
+
+adminRouter.openapi(
+  createRoute({
+    method: 'post',
+    path: '/deposits/{id}/refresh',
+    operationId: 'refreshDeposit',
+    tags,
+    summary: "Ask the deposit's payment provider what happened to it, and apply the answer",
+    description:
+      "Asks the vendor's own API (10 s at most) and applies its answer as a verified notification with that status " +
+      'would be applied: paid credits exactly once. A deposit of a generic slot has no vendor to ask: 422. The vendor ' +
+      'cannot be reached or answers about another deposit: 503 `GATEWAY_UNAVAILABLE`, nothing changes.',
+    security,
+    parameters,
+    request: { params: IdParams },
+    responses: { 200: jsonResponse(envelope(RefreshedDeposit), 'The deposit as after the answer'), ...errorResponses(401, 404, 422) },
+  }),
+  async (c) => {
+    const answered = (result: LookupResult) => ({ status: 200 as const, body: ok(presentRefresh(result)) });
+    return idempotent(
+      c,
+      {},
+      async (claim) => answered(await refreshDeposit(c.var.db, readConfig(c.env), c.req.valid('param').id, claim, publishAfterResponse(c))),
+      { ...asOperator, render: (snapshot) => answered(snapshot as LookupResult) },
+    );
+  },
+);
 
 adminRouter.openAPIRegistry.registerPath({ ...addStockRoute, request: { ...addStockRoute.request, body: { ...addStockRoute.request.body, required: true } } });

@@ -44,10 +44,10 @@ const ERROR_DESCRIPTIONS = {
   403: 'Form post from another origin (`FORBIDDEN`)',
   404: 'Unknown resource (`NOT_FOUND`)',
   413: 'Body too large (`PAYLOAD_TOO_LARGE`)',
-  422: 'Invalid fields (`VALIDATION_FAILED`)',
+  422: 'Invalid fields (`VALIDATION_FAILED`); creating a deposit, also a payment provider that refused the invoice (`GATEWAY_REJECTED`)',
   429: 'Rate limit exceeded (`RATE_LIMITED`)',
   500: 'Unexpected error (`INTERNAL_ERROR`)',
-  503: 'The database was briefly unavailable and nothing was changed (`SERVICE_UNAVAILABLE`, with `Retry-After`)',
+  503: 'The database (`SERVICE_UNAVAILABLE`) or, creating a deposit, a payment provider (`GATEWAY_UNAVAILABLE`) was briefly unavailable and nothing was changed; with `Retry-After`',
 } as const;
 
 export type ErrorStatus = keyof typeof ERROR_DESCRIPTIONS;

@@ -8,6 +8,8 @@ import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLink
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
 import { DepositBody } from '../schemas/wallet';
 import { createDeposit, getDeposit, listDeposits } from '../services/deposits';
+import { availableGateways, CRYPTO_CURRENCIES, GATEWAYS } from '../services/gateways';
+import { readAs } from '../services/caller';
 import { getBalanceCents, listTransactions } from '../services/wallet';
 import { Deposit, DepositStatus, presentDeposit, presentDepositStatus, presentTransaction, Transaction } from './representations';
 
@@ -22,6 +24,15 @@ const CreatedDeposit = z
     expires_at: z.string().openapi({ format: 'date-time' }),
   })
   .openapi('CreatedDeposit');
+
+const GatewayOffer = z
+  .object({
+    gateway: z.enum(GATEWAYS),
+    kind: z.enum(['crypto', 'usd']).openapi({ description: '`crypto`: the buyer pays in crypto; `usd`: by card, in USD' }),
+    provider: z.enum(['generic', 'nowpayments', 'cryptomus', 'btcpay', 'stripe']),
+    crypto_currencies: z.array(z.enum(CRYPTO_CURRENCIES)).openapi({ description: 'values `crypto_currency` takes on this slot; empty for `usd`' }),
+  })
+  .openapi('GatewayOffer');
 
 const tags = ['Wallet'];
 
@@ -63,11 +74,32 @@ export const walletRouter = createRouter()
   )
   .openapi(
     createRoute({
+      method: 'get',
+      path: '/gateways',
+      operationId: 'listGateways',
+      tags,
+      summary: 'The gateway slots that take deposits now, in order',
+      description: 'A slot whose provider is not fully configured is not listed, and a deposit on it is a 422 on `gateway`.',
+      security: securedByApiKey,
+      responses: { 200: jsonResponse(envelope(z.array(GatewayOffer)), 'The available gateways'), ...errorResponses(401, 429) },
+    }),
+    async (c) => {
+      await readAs(c.var.db, c.var.caller, []);
+      return c.json(ok(availableGateways(readConfig(c.env))), 200);
+    },
+  )
+  .openapi(
+    createRoute({
       method: 'post',
       path: '/deposit',
       operationId: 'createDeposit',
       tags,
       summary: 'Create a deposit through a payment gateway',
+      description:
+        'With a real payment provider on the slot, the invoice is created at the vendor first (at most 10 s) and ' +
+        "`payment_url` is the vendor's page. The vendor unreachable or failing: 503 `GATEWAY_UNAVAILABLE` with " +
+        "`Retry-After`; the vendor refusing the invoice: 422 `GATEWAY_REJECTED` with its reason. Either way nothing is " +
+        'stored and the `Idempotency-Key` stays free. A slot that is not available: 422 on `gateway`.',
       security: securedByApiKey,
       parameters: [idempotencyKeyParameter],
       request: { body: jsonBody(DepositBody) },
@@ -95,7 +127,7 @@ export const walletRouter = createRouter()
         };
         return { status: 200 as const, body: ok(data, 'Deposit created. Complete the payment at payment_url.') };
       };
-      const request = { amountCents: body.amount, gateway: body.gateway, cryptoCurrency: body.crypto_currency };
+      const request = { amountCents: body.amount, gateway: body.gateway, cryptoCurrency: body.crypto_currency, origin: new URL(c.req.url).origin };
       return idempotent(
         c,
         body,

@@ -1,4 +1,4 @@
-import { eq, sql } from 'drizzle-orm';
+import { eq, sql, type SQL } from 'drizzle-orm';
 import { columnsOf, rowJson, rowsOf } from '../db/batch';
 import { writeBatch } from '../db/d1';
 import { getDb, type Db } from '../db/client';
@@ -11,15 +11,16 @@ import { addMinutes, isoNow } from '../lib/time';
 import { randomBase62 } from '../lib/crypto';
 import {
   DEFAULT_CRYPTO_CURRENCY,
-  getGateway,
+  gatewayForDeposit,
   normaliseGateway,
   type CryptoCurrency,
   type GatewayEvent,
   type GatewayInput,
   type GatewayName,
+  type PaymentGateway,
 } from './gateways';
 import { queryAs, readAs, writeAs, type Caller, type Query } from './caller';
-import { logAmountMismatch, loggedEvent, logEvent, receiveEvent, type ReceivedEvent } from './gateway-events';
+import { loggedEvent, logEvent, logOnly, receiveEvent, type ReceivedEvent } from './gateway-events';
 import { changeRowsWithEvents, eventIdsOf, inOutbox, newEvent, recordEvent, type Publish } from './events';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
@@ -29,6 +30,31 @@ export interface DepositRequest {
   amountCents: number;
   gateway: GatewayInput;
   cryptoCurrency?: CryptoCurrency;
+  /** The service's origin as the client reached it: vendors notify `<origin>/api/v2/webhooks/<slot>`. */
+  origin: string;
+}
+
+interface NewDeposit {
+  reference: string;
+  amountCents: number;
+  cryptoCurrency: string | null;
+  expiresAt: string;
+  nowMs: number;
+}
+
+/**
+ * The deposit's payment page and invoice id as SQL for its batch. A real provider's invoice is created here, before
+ * the batch and keyed on the deposit's reference: a vendor that fails answers 503 or 422 and nothing is stored. The
+ * generic adapter derives both from the deposit's id inside the batch.
+ */
+async function invoiceFor(gateway: PaymentGateway, deposit: NewDeposit, depositId: SQL, origin: string) {
+  if (gateway.provider === 'generic') return gateway.generic.invoiceColumns(depositId);
+  const invoice = await gateway.vendor.createInvoice({
+    ...deposit,
+    notifyUrl: `${origin}/api/v2/webhooks/${gateway.name}`,
+    returnUrl: `${origin}/dashboard/wallet`,
+  });
+  return { paymentUrl: sql`${invoice.paymentUrl}`, externalId: sql`${invoice.invoiceId}` };
 }
 
 export async function createDeposit(
@@ -38,18 +64,21 @@ export async function createDeposit(
   request: DepositRequest,
   claim?: IdempotencyClaim,
 ): Promise<DepositRow> {
-  const gateway = getGateway(normaliseGateway(request.gateway), config);
-  const now = isoNow();
+  const gateway = gatewayForDeposit(normaliseGateway(request.gateway), config);
+  const nowMs = Date.now();
+  const now = isoNow(nowMs);
+  const expiresAt = addMinutes(now, config.depositTtlMinutes);
   const cryptoCurrency = gateway.isCrypto ? (request.cryptoCurrency ?? DEFAULT_CRYPTO_CURRENCY) : null;
   // Generated before the batch: the batch's statements find the new deposit by it, and so does a retry after a fault.
   const reference = `dep_${randomBase62(24)}`;
   const depositId = sql`(SELECT id FROM deposits WHERE reference = ${reference})`;
-  const invoice = gateway.invoiceColumns(depositId);
+  const deposit = { reference, amountCents: request.amountCents, cryptoCurrency, expiresAt, nowMs };
+  const invoice = await invoiceFor(gateway, deposit, depositId, request.origin);
   const [created] = await writeAs(d1, caller, {
     writes: [
-      sql`INSERT INTO deposits (user_id, amount_cents, gateway, crypto_currency, status, expires_at, created_at, updated_at, reference)
+      sql`INSERT INTO deposits (user_id, amount_cents, gateway, crypto_currency, status, expires_at, created_at, updated_at, reference, provider)
           SELECT ${caller.userId}, ${request.amountCents}, ${gateway.name}, ${cryptoCurrency}, 'pending',
-                 ${addMinutes(now, config.depositTtlMinutes)}, ${now}, ${now}, ${reference}
+                 ${expiresAt}, ${now}, ${now}, ${reference}, ${gateway.provider}
           WHERE ${caller.userId} IS NOT NULL`,
       sql`UPDATE deposits SET payment_url = ${invoice.paymentUrl}, external_id = ${invoice.externalId} WHERE reference = ${reference}`,
       ...(claim ? recordClaim(caller, claim, sql`SELECT id, ${rowJson(deposits)} AS snapshot FROM deposits WHERE reference = ${reference}`) : []),
@@ -111,6 +140,8 @@ export interface CreditRecords {
   actor?: Actor;
   claim?: IdempotencyClaim;
   publish?: Publish;
+  /** The vendor's payment id, kept on the deposit (Stripe's payment intent finds a later refund or dispute). */
+  paymentId?: string;
 }
 
 /**
@@ -124,7 +155,7 @@ export async function creditDeposit(
   d1: Db,
   deposit: DepositRow,
   transactionId: string,
-  { received, actor, claim, publish }: CreditRecords = {},
+  { received, actor, claim, publish, paymentId }: CreditRecords = {},
 ): Promise<{ deposit: DepositRow; credited: boolean }> {
   const now = isoNow();
   const operationId = newOperationId();
@@ -147,7 +178,8 @@ export async function creditDeposit(
             WHERE d.id = ${deposit.id} AND d.status <> 'paid'
               AND NOT EXISTS (SELECT 1 FROM wallet_transactions t WHERE t.deposit_id = d.id AND t.type = 'deposit')`,
         }),
-        sql`UPDATE deposits SET status = 'paid', paid_at = ${now}, transaction_id = ${transactionId}, updated_at = ${now}
+        sql`UPDATE deposits SET status = 'paid', paid_at = ${now}, transaction_id = ${transactionId}, updated_at = ${now},
+                                vendor_payment_id = coalesce(${paymentId ?? null}, vendor_payment_id)
             WHERE id = ${deposit.id} AND ${creditedHere}`,
         ...(received ? [logEvent(received, sql`CASE WHEN ${creditedHere} THEN 'credited' ELSE 'duplicate' END`)] : []),
         ...(claim
@@ -190,8 +222,13 @@ export async function creditDeposit(
  * event is logged first in the batch, as `closed` while the deposit is pending (then the close applies, keyed on
  * that row) or else `duplicate`, so the log and the deposit agree whatever runs concurrently.
  */
-async function closeDeposit(d1: Db, deposit: DepositRow, received: ReceivedEvent, publish?: Publish): Promise<DepositRow> {
-  const status = received.event.status as 'failed' | 'expired';
+export async function closeDeposit(
+  d1: Db,
+  deposit: DepositRow,
+  status: 'failed' | 'expired',
+  received: ReceivedEvent,
+  publish?: Publish,
+): Promise<{ deposit: DepositRow; closed: boolean }> {
   const now = isoNow();
   const event = newEvent(`deposit.${status}`, now);
   const { reads } = await writeBatch(d1, {
@@ -210,7 +247,7 @@ async function closeDeposit(d1: Db, deposit: DepositRow, received: ReceivedEvent
     committed: ([, logged]) => rowsOf(logged).length > 0,
   });
   publish?.(eventIdsOf(reads[2]));
-  return rowsOf<DepositRow>(reads[0])[0];
+  return { deposit: rowsOf<DepositRow>(reads[0])[0], closed: rowsOf<{ outcome: string }>(reads[1])[0]?.outcome === 'closed' };
 }
 
 export async function findDeposit(d1: Db, depositId: number): Promise<DepositRow> {
@@ -226,11 +263,11 @@ export async function findDeposit(d1: Db, depositId: number): Promise<DepositRow
 export async function applyGatewayEvent(d1: Db, gateway: GatewayName, event: GatewayEvent, publish?: Publish) {
   const deposit = await findDeposit(d1, event.depositId);
   if (deposit.gateway !== gateway) throw notFound('Deposit');
-  const received = receiveEvent(gateway, event);
-  if (event.status !== 'paid') return { deposit: await closeDeposit(d1, deposit, received, publish), credited: false };
+  const received = receiveEvent(gateway, event, 'notification');
+  if (event.status !== 'paid') return { deposit: (await closeDeposit(d1, deposit, event.status, received, publish)).deposit, credited: false };
   // The amount of a deposit never changes, so comparing it outside the batch is safe.
   if (event.amountCents !== deposit.amountCents) {
-    await logAmountMismatch(d1, received);
+    await logOnly(d1, received, 'amount_mismatch');
     throw new ApiError('AMOUNT_MISMATCH', `Paid amount ${formatUsd(event.amountCents)} does not match the deposit amount ${formatUsd(deposit.amountCents)}.`);
   }
   return creditDeposit(d1, deposit, event.transactionId, { received, publish });

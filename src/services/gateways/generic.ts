@@ -1,21 +1,12 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
-import type { Config } from '../env';
-import { hmacSha256Hex, timingSafeEqualStrings } from '../lib/crypto';
-import { parseJsonExactly } from '../lib/exact-json';
-import { fieldErrors, unauthorized, validationFailed } from '../lib/errors';
-import { usdAmount } from '../lib/validation';
-import { parseSignatureHeader, SIGNATURE_TOLERANCE_SECONDS, signatureHeader } from '../lib/signature';
-
-/** Gateway names as stored and reported in `payment_method`; `crypto` is accepted as an alias of gateway_one. */
-export const GATEWAYS = ['gateway_one', 'gateway_two', 'gateway_three'] as const;
-export type GatewayName = (typeof GATEWAYS)[number];
-export const GATEWAY_INPUTS = ['gateway_one', 'crypto', 'gateway_two', 'gateway_three'] as const;
-export type GatewayInput = (typeof GATEWAY_INPUTS)[number];
-
-export const CRYPTO_CURRENCIES = ['USDT', 'USDC', 'BTC', 'ETH', 'LTC'] as const;
-export type CryptoCurrency = (typeof CRYPTO_CURRENCIES)[number];
-export const DEFAULT_CRYPTO_CURRENCY: CryptoCurrency = 'USDT';
+import type { Config } from '../../env';
+import { hmacSha256Hex, timingSafeEqualStrings } from '../../lib/crypto';
+import { parseJsonExactly } from '../../lib/exact-json';
+import { fieldErrors, unauthorized, validationFailed } from '../../lib/errors';
+import { usdAmount } from '../../lib/validation';
+import { parseSignatureHeader, SIGNATURE_TOLERANCE_SECONDS, signatureHeader } from '../../lib/signature';
+import { isCryptoGateway, type GatewayName } from './slots';
 
 export const WEBHOOK_STATUSES = ['paid', 'failed', 'expired'] as const;
 export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
@@ -39,28 +30,6 @@ export interface SignedWebhook {
   headers: Record<string, string>;
 }
 
-/** One payment gateway. A vendor's real API and webhook format replace an adapter without touching the wallet. */
-export interface PaymentGateway {
-  readonly name: GatewayName;
-  readonly isCrypto: boolean;
-  /**
-   * The invoice of a deposit being created, from its id (a scalar SQL subquery): nothing is called after the
-   * deposit's batch commits, so a deposit never exists without its payment page. A vendor whose API must create
-   * the invoice over the network does it before the batch, keyed on the deposit's reference, and returns literals.
-   */
-  invoiceColumns(depositId: SQL): InvoiceColumns;
-  /** Authenticates a webhook (401 when it is not from the gateway) and parses it (422 when malformed). */
-  parseWebhook(rawBody: string, headers: Headers, nowMs: number): Promise<GatewayEvent>;
-  /** A webhook exactly as the gateway would send it: used by the local checkout page. */
-  signWebhook(event: GatewayEvent, nowMs: number): Promise<SignedWebhook>;
-}
-
-export const normaliseGateway = (input: GatewayInput): GatewayName => (input === 'crypto' ? 'gateway_one' : input);
-
-export const isCryptoGateway = (name: GatewayName) => name !== 'gateway_three';
-
-export const isGatewayName = (value: string): value is GatewayName => (GATEWAYS as readonly string[]).includes(value);
-
 /** The generic adapter's webhook body; the webhook route documents it (src/routes/webhooks.ts). */
 export const GenericWebhookBody = z.object({
   deposit_id: z.int('deposit_id must be an integer').min(1).max(Number.MAX_SAFE_INTEGER),
@@ -73,7 +42,7 @@ export const GenericWebhookBody = z.object({
  * The contract's generic adapter: checkout at `${PAYMENT_BASE_URL}/pay/{deposit_id}` (the local checkout page in
  * development) and HMAC-signed JSON webhooks.
  */
-class GenericGateway implements PaymentGateway {
+export class GenericGateway {
   constructor(
     readonly name: GatewayName,
     private readonly config: Config,
@@ -84,7 +53,7 @@ class GenericGateway implements PaymentGateway {
   }
 
   private get secret() {
-    return this.config.webhookSecrets[this.name];
+    return this.config.slots[this.name].webhookSecret;
   }
 
   invoiceColumns(depositId: SQL): InvoiceColumns {
@@ -128,6 +97,3 @@ class GenericGateway implements PaymentGateway {
   }
 }
 
-export function getGateway(name: GatewayName, config: Config): PaymentGateway {
-  return new GenericGateway(name, config);
-}

@@ -1,0 +1,84 @@
+import { sql } from 'drizzle-orm';
+import { columnsOf, rowsOf, runBatch } from '../db/batch';
+import type { Db } from '../db/client';
+import { ResilientD1 } from '../db/d1';
+import { deposits, type DepositRow } from '../db/schema';
+import type { Config } from '../env';
+import { ApiError } from '../lib/errors';
+import { isoNow } from '../lib/time';
+import { GATEWAYS } from './gateways';
+import { CHANGES, lookupGateway, lookUpDeposit, stampChecked } from './vendor-payments';
+
+// The scheduled half of "Payments that cannot be lost": every run asks the vendors about real-provider deposits that
+// are still open (pending, or expired less than 24 hours ago: money that arrives late still counts), those asked
+// longest ago first, and applies each answer like a refresh. A vendor that is down is skipped and asked again on a
+// later run; one vendor's fault never stops the others or fails the run.
+
+/** What one answer may cost in D1 statements: a credit's batch (9) and one round of the reads that settle it (4). */
+export const LOOKUP_STATEMENTS = 13;
+/** A Worker invocation's subrequests are limited (50 on the Free plan): the poll never asks more vendors than this. */
+export const MAX_POLL_LIMIT = 40;
+const OPEN_AFTER_EXPIRY_MS = 24 * 3_600_000;
+
+export interface PollReport {
+  asked: number;
+  /** Answers that credited, closed or put a mismatch on record. */
+  changed: number;
+  /** Vendors that could not tell (down, slow, an answer about another deposit), and D1 faults: asked again later. */
+  skipped: number;
+}
+
+/**
+ * The open real-provider deposits of slots still served by the provider that made them, asked longest ago first
+ * (never asked first). Served by `deposits_vendor_open` (named, so the planner cannot prefer the wider status index):
+ * a range of `expires_at` over open vendor deposits only, however many paid, generic or long-expired ones exist.
+ */
+export function pollCandidates(config: Config, nowMs: number, limit: number) {
+  const servedBy = GATEWAYS.flatMap((name) => {
+    const gateway = lookupGateway(config, { gateway: name, provider: config.slots[name].provider });
+    return gateway ? [sql`(gateway = ${name} AND provider = ${gateway.provider})`] : [];
+  });
+  if (servedBy.length === 0) return null;
+  const quiet = isoNow(nowMs - config.gatewayPollMinutes * 60_000);
+  return sql`
+    SELECT ${columnsOf(deposits)} FROM deposits INDEXED BY deposits_vendor_open
+    WHERE provider <> 'generic' AND status IN ('pending', 'expired') AND expires_at > ${isoNow(nowMs - OPEN_AFTER_EXPIRY_MS)}
+      AND created_at <= ${quiet} AND (last_checked_at IS NULL OR last_checked_at <= ${quiet})
+      AND (${sql.join(servedBy, sql` OR `)})
+    ORDER BY last_checked_at, id
+    LIMIT ${limit}`;
+}
+
+/**
+ * One poll within `statementBudget` D1 statements (what the scheduled run has left of its invocation's limit): one
+ * read, then a lookup while the budget still affords its worst case and the final stamp, then one statement that
+ * stamps `last_checked_at` on every deposit asked. Deposits left unasked keep their place at the front of the queue.
+ */
+export async function pollVendors(binding: Db, config: Config, nowMs: number, statementBudget: number): Promise<PollReport> {
+  const report: PollReport = { asked: 0, changed: 0, skipped: 0 };
+  const limit = Math.min(config.gatewayPollLimit, MAX_POLL_LIMIT);
+  const query = pollCandidates(config, nowMs, limit);
+  if (!query || limit === 0 || statementBudget < 2 + LOOKUP_STATEMENTS) return report;
+  // Counts the statements the lookups' batches really send (retries and settling reads included).
+  const d1 = new ResilientD1(binding) as unknown as Db;
+  const spent = () => (d1 as unknown as ResilientD1).budget.used;
+  const [found] = await runBatch(d1, [query]);
+  const asked: number[] = [];
+  for (const deposit of rowsOf<DepositRow>(found)) {
+    if (spent() + LOOKUP_STATEMENTS + 1 > statementBudget) break;
+    const gateway = lookupGateway(config, deposit);
+    if (!gateway) continue;
+    try {
+      const { outcome } = await lookUpDeposit(d1, gateway, deposit);
+      asked.push(deposit.id);
+      if (CHANGES.has(outcome)) report.changed++;
+    } catch (err) {
+      report.skipped++;
+      // GATEWAY_UNAVAILABLE is already logged by the vendor call; anything else is named by its class only.
+      if (!(err instanceof ApiError)) console.warn(JSON.stringify({ level: 'warn', msg: 'deposit poll skipped', deposit_id: deposit.id, class: err instanceof Error ? err.name : typeof err }));
+    }
+  }
+  report.asked = asked.length;
+  if (asked.length > 0) await runBatch(d1, [stampChecked(asked, isoNow(nowMs))]);
+  return report;
+}
