@@ -85,7 +85,7 @@ describe('"Ask the vendor" on the console', () => {
 
   it('a made-up notice in the URL shows nothing', async () => {
     const { operator } = await fixtures();
-    for (const query of ['asked=1&outcome=reversed', 'asked=1&outcome=<b>', 'asked=x&outcome=credited', 'outcome=credited']) {
+    for (const query of ['asked=1&outcome=reversed', 'asked=1&outcome=constructor', 'asked=1&outcome=<b>', 'asked=x&outcome=credited', 'outcome=credited']) {
       const res = await visit(`${DEPOSITS}?${query}`, { cookie: operator.cookie });
       expect(res.status, query).toBe(200);
       expect(noticeOf(res.text), query).toBeUndefined();
