@@ -30,7 +30,7 @@ import { createHash } from 'node:crypto';
 import { accessSync, constants, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
-import { bestsellerCount, loadProducts, loadStockTo, loadUsers, migrate } from './data.mjs';
+import { bestsellerCount, loadDrop, loadProducts, loadStockTo, loadUsers, migrate } from './data.mjs';
 import { buildWorker, loadWrangler, productionConfig, ROOT, startWorkers, versions } from './harness.mjs';
 import { caseHeaders, items, markdownReport, roundTripsText, scalingChart, scalingRows, SCALING_HEADERS, tableRows, targetRows, TARGET_HEADERS, textTable } from './report.mjs';
 import { bundleModules, profileMarkdown, startProfiling, summarise } from './profile.mjs';
@@ -72,8 +72,10 @@ function parseRtt(text) {
 const QUICK = opts.quick;
 const LATENCY_MODEL = opts.rtt ? parseRtt(opts.rtt) : null;
 const PROFILE = QUICK
-  ? { products: 200, users: 50, levels: [1_000, 5_000, 20_000], connections: 10, warmup: 1, duration: 2 }
-  : { products: 10_000, users: 1_000, levels: [10_000, 100_000, 1_000_000], connections: 20, warmup: 3, duration: 15 };
+  ? { products: 200, users: 50, levels: [1_000, 5_000, 20_000], connections: 10, warmup: 1, duration: 2, drop: { items: 500, buyers: 50 } }
+  : { products: 10_000, users: 1_000, levels: [10_000, 100_000, 1_000_000], connections: 20, warmup: 3, duration: 15, drop: { items: 5_000, buyers: 200 } };
+// The flash sale runs until the drop is sold out, up to this long (its req/s: ~100 and more on this machine).
+const DROP_MAX_SECONDS = 300;
 // A far client's latency is measured one request at a time: with many connections the one workerd thread would add
 // its queue to every request and measure this machine's capacity, which the throughput cases already do.
 const RTT_CONNECTIONS = 1;
@@ -128,6 +130,7 @@ const CEILING_OF = {
   orders_q100: 'd1_write',
   cancel: 'd1_write',
   orders_list: 'd1_read',
+  flash_sale: null, // no ceiling: judged on what it sold
 };
 
 function isWritableDir(dir) {
@@ -167,6 +170,7 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 }
 
 const log = (message) => console.log(message);
+const int = (n) => Math.round(n).toLocaleString('en-US');
 const secondsSince = (t) => (Date.now() - t) / 1000;
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -288,13 +292,13 @@ let roundTripBases = new Set();
 /** The API's D1 round trips since the last call (the call resets them), from bench/instrumented-entry.ts. */
 const roundTrips = async (base) => (await fetch(`${base}/__bench/round-trips`)).json();
 
-function runLoad(name, base, requests, { consume = false, expectedStatus } = {}) {
+function runLoad(name, base, requests, { consume = false, expectedStatus, soldOutStatus, connections = CONNECTIONS, warmup = WARMUP, duration = DURATION } = {}) {
   const specFile = join(work, `case-${name.replace(/[^a-z0-9]+/gi, '_')}.json`);
-  writeFileSync(specFile, JSON.stringify({ url: base, connections: CONNECTIONS, warmupSeconds: WARMUP, durationSeconds: DURATION, consume, expectedStatus, requests }));
+  writeFileSync(specFile, JSON.stringify({ url: base, connections, warmupSeconds: warmup, durationSeconds: duration, consume, expectedStatus, soldOutStatus, requests }));
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [LOAD_SCRIPT, specFile], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(child);
-    const killer = setTimeout(() => child.kill('SIGKILL'), (WARMUP + DURATION + 120) * 1000);
+    const killer = setTimeout(() => child.kill('SIGKILL'), (warmup + duration + 120) * 1000);
     let stdout = '';
     let stderr = '';
     workerStats = newWorkerStats();
@@ -355,6 +359,33 @@ async function measure(name, base, requests, options) {
   const result = await runLoad(name, base, requests, options);
   process.stderr.write(`${fmt(result)}\n`);
   return { name, ...result };
+}
+
+/**
+ * The flash sale: `buyers` connections buy quantity 1 of one new product of `items` items (the users in turn) until it
+ * is sold out: the first INSUFFICIENT_STOCK answer stops the run. Then the database says what was sold to whom.
+ */
+async function dropSale(db, base, keys) {
+  const { items, buyers } = PROFILE.drop;
+  const productId = await loadDrop(db, items);
+  const requests = keys.map((key) => ({ method: 'POST', path: `${API}/orders`, headers: { 'X-API-Key': key }, body: { product_id: productId, quantity: 1 } }));
+  const name = `flash sale: ${items.toLocaleString('en-US')} items, ${buyers} buyers`;
+  const result = await measure(name, base, requests, { soldOutStatus: 400, connections: buyers, warmup: 0, duration: DROP_MAX_SECONDS });
+  const state = await db
+    .prepare(
+      `SELECT (SELECT count(*) FROM stock_items WHERE product_id = ?1 AND status = 'sold') AS items_sold,
+              (SELECT count(*) FROM stock_items WHERE product_id = ?1 AND status = 'available') AS items_available,
+              (SELECT stock_count FROM products WHERE id = ?1) AS stock_count,
+              (SELECT count(*) FROM orders WHERE product_id = ?1) AS orders,
+              (SELECT coalesce(sum(quantity), 0) FROM orders WHERE product_id = ?1) AS quantity_ordered`,
+    )
+    .bind(productId)
+    .first();
+  const bought = result.statuses['201'] ?? 0;
+  const serverErrors = Object.entries(result.statuses).reduce((n, [status, count]) => n + (Number(status) >= 500 ? count : 0), 0);
+  const oversold = Math.max(0, bought - items, state.quantity_ordered - items, state.items_sold - items);
+  log(`    sold out after ${result.duration_s} s: ${bought} bought, ${state.items_sold} items sold, ${state.quantity_ordered} ordered in ${state.orders} orders, stock_count ${state.stock_count}, ${result.sold_out_responses} sold-out answers, ${oversold} oversold, ${serverErrors} 5xx`);
+  return { ...result, drop: { product_id: productId, items, buyers, bought, ...state, sold_out_responses: result.sold_out_responses, oversold, server_errors: serverErrors } };
 }
 
 async function main() {
@@ -456,6 +487,7 @@ async function main() {
 
   const scaling = [];
   const cases = [];
+  let flashSale = null;
   const ceilings = Object.fromEntries(Object.keys(CEILING_LABELS).map((key) => [key, []]));
   const levels = PROFILE.levels;
   const runCase = async (name, fn) => {
@@ -535,6 +567,8 @@ async function main() {
       }
       scaling.push({ stock_items: level, stock, purchase });
     }
+    // Last: the drop adds a product and thousands of orders that the cases above should not see.
+    if (!LATENCY_MODEL) flashSale = await runCase('flash_sale', () => dropSale(db, apiBase, keys));
   }
 
   // Audit: the bench's data and every purchase and cancel under load kept the ledger consistent -------------------
@@ -567,6 +601,7 @@ async function main() {
     worker: r.worker,
     round_trips: r.round_trips ?? null,
     cpu: r.cpu,
+    ...(r.drop ? { drop: r.drop } : {}),
     ceiling: ceiling && ceilingRps[ceiling] ? CEILING_LABELS[ceiling] : null,
     ratio: ceiling && ceilingRps[ceiling] ? r.rps / ceilingRps[ceiling] : null,
   });
@@ -620,6 +655,16 @@ async function main() {
   latencyTarget('orders_q1', 100);
   latencyTarget('orders_q100', 100);
   latencyTarget('stock_hit', 5);
+  const drop = byKey.flash_sale?.drop;
+  if (drop) {
+    const exact = drop.bought === drop.items && drop.items_sold === drop.items && drop.quantity_ordered === drop.items && drop.stock_count === 0 && drop.items_available === 0;
+    targets.push({
+      name: `flash sale: ${int(drop.items)} items, ${drop.buyers} buyers, until sold out`,
+      wanted: `${int(drop.items)} sold, 0 oversold, 0 5xx, audit clean`,
+      measured: `${int(drop.bought)} bought (${int(drop.items_sold)} items sold, ${int(drop.quantity_ordered)} ordered, ${int(drop.items_available)} left), ${drop.oversold} oversold, ${drop.server_errors} 5xx, audit ${failed.length === 0 ? 'clean' : 'FAILED'}`,
+      met: exact && drop.oversold === 0 && drop.server_errors === 0 && failed.length === 0,
+    });
+  }
   const totalErrors = allCases.reduce((s, c) => s + c.errors, 0) + scaling.slice(0, -1).reduce((s, l) => s + l.stock.errors + l.purchase.errors, 0);
   const withErrors = allCases.filter((c) => c.errors > 0).map((c) => `${c.name}: ${c.errors}`);
   targets.push({ name: 'zero errors under load', wanted: '0', measured: `${totalErrors}${withErrors.length ? ` (${withErrors.join(', ')})` : ''}`, met: totalErrors === 0 });
