@@ -1,16 +1,13 @@
 // `npm run dev`: local D1 migrated, demo data seeded on an empty database, the dashboard URL, demo user and demo API key
 // printed, wrangler dev up.
 // Extra arguments go to `wrangler dev` (e.g. `npm run dev -- --var ADMIN_TOKEN:secret`).
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { assertNodeVersion, spawnWrangler, wrangler } from './wrangler.mjs';
-import { DEMO_USER, seedSql } from './seed.mjs';
+import { copyFileSync, existsSync } from 'node:fs';
+import { assertNodeVersion, spawnWrangler } from './wrangler.mjs';
+import { DEMO_USER } from './seed.mjs';
+import { persist, prepareLocalDatabase } from './local-db.mjs';
 import { vendorDocs } from './vendor-docs.mjs';
 
 const PORT = process.env.PORT ?? '8787';
-// DEV_STATE_DIR gives a separate local database (the quickstart check uses a fresh one, like a new clone).
-const STATE_DIR = process.env.DEV_STATE_DIR ?? '.wrangler';
-const persist = process.env.DEV_STATE_DIR ? ['--persist-to', STATE_DIR] : [];
-const DEMO_KEY_FILE = `${STATE_DIR}/demo-api-key.txt`;
 
 assertNodeVersion();
 
@@ -22,23 +19,7 @@ if (!existsSync('.dev.vars')) {
 // The /docs page's Swagger UI files (public/vendor/), in step with the installed swagger-ui-dist.
 vendorDocs();
 
-console.log('Applying D1 migrations to the local database...');
-wrangler(['d1', 'migrations', 'apply', 'DB', '--local', ...persist]);
-
-const countOutput = wrangler(['d1', 'execute', 'DB', '--local', ...persist, '--json', '--command', 'SELECT count(*) AS users FROM users'], { capture: true });
-const users = JSON.parse(countOutput)[0].results[0].users;
-
-if (users === 0) {
-  console.log('Empty database: seeding demo data...');
-  const { sql, apiKey } = seedSql();
-  mkdirSync(STATE_DIR, { recursive: true });
-  const seedFile = `${STATE_DIR}/seed.sql`;
-  writeFileSync(seedFile, sql);
-  wrangler(['d1', 'execute', 'DB', '--local', ...persist, '--file', seedFile], { capture: true });
-  writeFileSync(DEMO_KEY_FILE, `${apiKey}\n`);
-}
-
-const demoKey = existsSync(DEMO_KEY_FILE) ? readFileSync(DEMO_KEY_FILE, 'utf8').trim() : null;
+const demoKey = prepareLocalDatabase();
 const base = `http://localhost:${PORT}/api/v2`;
 const banner = `
   Dashboard:     http://localhost:${PORT}/dashboard  (sign in as the demo user, or sign up)

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PORT="${QUICKSTART_PORT:-8799}"
+PORT="${QUICKSTART_PORT:-${PORT:-8799}}"
 LOG="$(mktemp)"
 STATE="$(mktemp -d)"
 # Its own process group, so stopping it also stops wrangler's workerd child.
