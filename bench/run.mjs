@@ -610,7 +610,8 @@ async function main() {
     ...cases.map((r) => shape(r, r.key, CEILING_OF[r.key])),
   ];
   const order = [...Object.keys(CEILING_LABELS), ...Object.keys(CEILING_OF)];
-  allCases.sort((a, b) => order.indexOf(a.key) - order.indexOf(b.key));
+  const rank = (key) => (order.includes(key) ? order.indexOf(key) : order.length); // cases without a ceiling last
+  allCases.sort((a, b) => rank(a.key) - rank(b.key));
   const byKey = Object.fromEntries(allCases.map((c) => [c.key, c]));
 
   // Each scaling point is the best (lowest p50) of its rounds: interference from a shared machine only ever adds
