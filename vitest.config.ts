@@ -40,6 +40,9 @@ export default defineConfig({
           SIGN_IN_EMAIL_RATE_LIMITER: { namespace_id: '1003', simple: { limit: 5, period: 60 } },
           SIGN_IN_IP_RATE_LIMITER: { namespace_id: '1004', simple: { limit: 30, period: 60 } },
           SIGN_UP_IP_RATE_LIMITER: { namespace_id: '1005', simple: { limit: 10, period: 60 } },
+          // Per user: every test user is new, so the contract's numbers fit the suite as they are.
+          PASSWORD_CHECK_RATE_LIMITER: { namespace_id: '1006', simple: { limit: 5, period: 60 } },
+          EMAIL_CHANGE_RATE_LIMITER: { namespace_id: '1007', simple: { limit: 5, period: 60 } },
         },
       },
     }),

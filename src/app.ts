@@ -1,6 +1,7 @@
 import { bodyLimit } from 'hono/body-limit';
 import { requireAdmin, requireApiKey } from './middleware/auth';
 import { d1Session } from './middleware/d1-session';
+import { exactJsonBodies } from './middleware/exact-json';
 import { ApiError } from './lib/errors';
 import { createRouter } from './routes/openapi';
 import { requestId } from './middleware/request-id';
@@ -39,12 +40,15 @@ export function createApp() {
     await next();
     // Only the public stock routes opt into caching; everything else is private to its caller.
     if (!c.res.headers.has('Cache-Control')) c.header('Cache-Control', 'no-store');
+    // Every answer is what its Content-Type says: a browser never sniffs JSON or text into HTML or script.
+    c.header('X-Content-Type-Options', 'nosniff');
   });
   app.use('/dashboard/*', dashboardHeaders);
   const defaultBodyLimit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: payloadTooLarge(MAX_BODY_BYTES) });
   const stockUploadBodyLimit = bodyLimit({ maxSize: MAX_STOCK_UPLOAD_BYTES, onError: payloadTooLarge(MAX_STOCK_UPLOAD_BYTES) });
   app.use('*', (c, next) => (STOCK_UPLOAD_PATH.test(c.req.path) ? stockUploadBodyLimit : defaultBodyLimit)(c, next));
 
+  app.use(`${API_PREFIX}/*`, exactJsonBodies);
   app.use(`${API_PREFIX}/*`, d1Session);
   // `/x/*` also matches `/x` itself in Hono, so this covers POST /orders and GET/POST /api-keys too. Registering the
   // bare paths as well ran the middleware twice there: two key lookups and two rate-limit counts per request.

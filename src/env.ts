@@ -27,6 +27,10 @@ export interface Bindings {
   SIGN_IN_EMAIL_RATE_LIMITER?: RateLimit;
   SIGN_IN_IP_RATE_LIMITER?: RateLimit;
   SIGN_UP_IP_RATE_LIMITER?: RateLimit;
+  /** Current-password checks (API and dashboard together), per user. */
+  PASSWORD_CHECK_RATE_LIMITER?: RateLimit;
+  /** Changes of the account's email (API and dashboard together), per user. */
+  EMAIL_CHANGE_RATE_LIMITER?: RateLimit;
 }
 
 export interface AppEnv {

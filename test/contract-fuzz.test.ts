@@ -160,10 +160,22 @@ function fromText(text: string, schemaIn: Schema): unknown {
   const schema = resolve(schemaIn);
   const types: string[] = [].concat(schema.type ?? []);
   if (types.includes('array')) return text === '' ? [] : text.split(',').map((part) => fromText(part, schema.items ?? {}));
-  if ((types.includes('integer') || types.includes('number')) && /^-?(0|[1-9]\d*)(\.\d+)?$/.test(text)) return Number(text);
+  // Read as written: a numeral a double prints otherwise (`1.0000000000000000001`) is not the number it would round to.
+  if ((types.includes('integer') || types.includes('number')) && /^-?(0|[1-9]\d*)(\.\d+)?$/.test(text) && String(Number(text)) === text) return Number(text);
   if (types.includes('boolean') && (text === 'true' || text === 'false')) return text === 'true';
   return text;
 }
+
+/**
+ * A JSON body as the document reads it: numbers are the values written. The generator writes every double as
+ * JSON.stringify does, so a number whose text differs from that (one sent through JSON.rawJSON with more digits than
+ * a double holds) is judged as its text, which no number schema accepts, rather than as the double JSON.parse
+ * rounds it to.
+ */
+const asWritten = (text: string): unknown =>
+  JSON.parse(text, (_key: string, value: unknown, context?: { source?: string }) =>
+    typeof value === 'number' && context?.source !== undefined && context.source !== String(value) ? context.source : value,
+  );
 
 /** What a header carries: printable ASCII (anything else cannot be sent), without the spaces HTTP strips around it. */
 const headerText = (value: unknown) => {
@@ -212,7 +224,7 @@ async function build(op: Operation, draft: Draft, credentials: Credentials): Pro
     const { type, value } = draft.body;
     bodyText = type === 'application/json' ? JSON.stringify(value) : asText(value);
     headers.set('Content-Type', type);
-    const received = type === 'application/json' ? JSON.parse(bodyText) : bodyText;
+    const received = type === 'application/json' ? asWritten(bodyText) : bodyText;
     problems.push(...requestSchemas.errors(op.body!.content[type], received, 'body'));
   } else if (op.body?.required) problems.push('body: required');
 

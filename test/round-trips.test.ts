@@ -122,6 +122,14 @@ const cases: Case[] = [
     toPrimary: 1,
     request: (u) => ['/user/profile', { key: u.key, method: 'PUT', body: { name: 'Renamed' } }],
   },
+  {
+    // An email change proves the key and compares the address first: the per-user limit needs the user's id.
+    name: 'PUT /user/profile (a new email)',
+    expectStatus: 200,
+    trips: 2,
+    toPrimary: 2,
+    request: (u) => ['/user/profile', { key: u.key, method: 'PUT', body: { email: `new-${u.email}` } }],
+  },
   { name: 'POST /api-keys', expectStatus: 201, trips: 1, toPrimary: 1, request: (u) => ['/api-keys', { key: u.key, body: { name: 'another' } }] },
   {
     name: 'DELETE /api-keys/{id}',
@@ -131,7 +139,7 @@ const cases: Case[] = [
     request: (u, f) => [`/api-keys/${f.spareKeyId}`, { key: u.key, method: 'DELETE' }],
   },
   {
-    // The one documented exception: the stored hash is read and verified in the worker (PBKDF2), then replaced.
+    // Documented exception: the stored hash is read and verified in the worker (PBKDF2), then replaced.
     name: 'POST /user/password',
     expectStatus: 200,
     trips: 2,

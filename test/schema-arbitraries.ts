@@ -156,6 +156,19 @@ const OTHER_TYPES: Array<[type: string, value: unknown]> = [
   ['object', {}],
 ];
 
+/**
+ * A number written with more digits than a double holds, in range, that JSON.parse would round onto the schema's grid
+ * (`1.999999999999999999` → 2, `3.0000000000000000001` → 3): the document's numbers are the values as written, so it
+ * is off the grid, and the service must read it so (src/lib/exact-json.ts). Sent as written through JSON.rawJSON; Ajv
+ * sees an object, not a number, and so calls it invalid too.
+ */
+function roundedOntoTheGrid(min: number | undefined, max: number | undefined, integer: boolean): unknown {
+  const whole = Math.max(0, Math.ceil(min ?? 0));
+  if (max !== undefined && whole + 1 > max) return undefined;
+  const text = integer ? `${whole}.0000000000000000001` : `${whole}.999999999999999999`;
+  return (JSON as unknown as { rawJSON: (text: string) => unknown }).rawJSON(text);
+}
+
 /** Values `schema` should refuse: another type, just outside a bound, a broken pattern, a missing field... */
 export function invalidValue(schemaIn: Schema, resolve: Resolve, accepts: Accepts): fc.Arbitrary<unknown> {
   const schema = resolve(schemaIn);
@@ -172,6 +185,8 @@ export function invalidValue(schemaIn: Schema, resolve: Resolve, accepts: Accept
     const outside = [min === undefined ? undefined : min - (step || 1), max === undefined ? undefined : max + (step || 1)];
     if (step > 0) outside.push((min ?? 0) + step / 2);
     candidates.push(fc.constantFrom(...outside.filter((v) => v !== undefined)));
+    const tooPrecise = step > 0 ? roundedOntoTheGrid(min, max, types.includes('integer')) : undefined;
+    if (tooPrecise) candidates.push(fc.constant(tooPrecise));
   }
   if (types.includes('string')) {
     const near = ['', ' ', '\t', 'a\nb', '\r\n', '0@com', 'yesterday', 'x'.repeat((schema.maxLength ?? 300) + 1), 'x'.repeat(Math.max(0, (schema.minLength ?? 1) - 1))];

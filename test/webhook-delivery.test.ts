@@ -263,6 +263,17 @@ describe('messages that no longer apply are dropped', () => {
     expect(await deliveriesOf(user, event.id)).toEqual([]);
   });
 
+  it('an endpoint stored before the URL rule tightened (an IP address) is never called: a failed attempt, not a request', async () => {
+    const { user, event, endpoints: [endpoint] } = await eventThenEndpoints(receiver());
+    const legacy = 'https://169.254.169.254/latest/meta-data';
+    await env.DB.prepare('UPDATE webhook_endpoints SET url = ? WHERE id = ?').bind(legacy, endpoint.id).run();
+    const result = await consume([{ event_id: event.id, endpoint_id: endpoint.id }]);
+    expect(result.retryMessages).toEqual([{ msgId: 'msg-0', delaySeconds: 60 }]);
+    expect(vi.mocked(globalThis.fetch)).not.toHaveBeenCalled();
+    const [attempt] = await deliveriesOf(user, event.id);
+    expect(attempt).toMatchObject({ status_code: null, error: 'Not sent: url must name a DNS host, not an IP address.' });
+  });
+
   it('an unknown event, another user\'s endpoint or a malformed message is acknowledged without a request', async () => {
     const { event, endpoints: [endpoint] } = await eventThenEndpoints(receiver());
     const { endpoints: [foreign] } = await eventThenEndpoints(receiver());

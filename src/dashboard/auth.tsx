@@ -4,7 +4,7 @@ import { createMiddleware } from 'hono/factory';
 import { readConfig, type AppEnv } from '../env';
 import { ApiError, notFound } from '../lib/errors';
 import { withConfirmation } from '../lib/validation';
-import { clearSessionCookie, sessionCookie, setSessionCookie } from '../middleware/session';
+import { clearSessionCookie, pathAndQuery, sessionCookie, setSessionCookie } from '../middleware/session';
 import { clientIp, enforceRateLimit } from '../middleware/rate-limit';
 import { CreateUserBody } from '../routes/admin';
 import { userEmail } from '../routes/user';
@@ -36,7 +36,7 @@ export function signedInDestination(next: string | undefined, requestUrl: string
     return SIGNED_IN_HOME;
   }
   const underDashboard = target.pathname === '/dashboard' || target.pathname.startsWith('/dashboard/');
-  return target.origin === origin && underDashboard ? target.pathname + target.search : SIGNED_IN_HOME;
+  return target.origin === origin && underDashboard ? pathAndQuery(target) : SIGNED_IN_HOME;
 }
 
 interface SignInView {

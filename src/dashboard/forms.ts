@@ -1,21 +1,24 @@
 import type { Context } from 'hono';
-import { csrf } from 'hono/csrf';
 import type { AppEnv } from '../env';
 import { runIdempotent } from '../middleware/idempotency';
+import { sameOriginOnly } from '../middleware/same-origin';
 import { isUnauthorized } from '../middleware/session';
 import type { IdempotencyClaim } from '../services/idempotency';
 import type { z } from 'zod';
 import { ApiError, fieldErrors, notFound, validationFailed, type FieldErrors } from '../lib/errors';
+import { readNumber } from '../lib/exact-json';
 
 // Forms post strings; the API's schemas are strictly typed. A field that is a plain decimal number is handed to the
-// schema as a number (what a JSON client would send); anything else stays a string and fails the schema's own type
-// check with the API's own message.
+// schema as a number (what a JSON client would send), read as written like a JSON body's numbers (an amount with more
+// digits than a double holds is refused, never rounded); anything else stays a string and fails the schema's own
+// type check with the API's own message.
 
 /**
- * First on every dashboard form post: a form from another origin is refused (403) before anything else runs. Its
- * Origin (or Sec-Fetch-Site: same-origin) must be the service's own; with SameSite=Lax cookies that suffices.
+ * First on every dashboard form post: a post from another origin is refused (403) before anything else runs, whatever
+ * its Content-Type. Its Origin (or Sec-Fetch-Site: same-origin) must be the service's own; with SameSite=Lax cookies
+ * that suffices.
  */
-export const sameOriginForm = csrf();
+export const sameOriginForm = sameOriginOnly;
 
 const DECIMAL = /^\d{1,15}(\.\d{1,15})?$/;
 
@@ -40,7 +43,7 @@ async function readForm(c: Context): Promise<FormFields> {
 /** The form through the API's schema; a failure is the API's 422 (VALIDATION_FAILED with field messages). */
 export function parseForm<T extends z.ZodType>(schema: T, fields: FormFields, numbers: string[] = []): z.output<T> {
   const input: Record<string, unknown> = { ...fields };
-  for (const name of numbers) if (DECIMAL.test(fields[name] ?? '')) input[name] = Number(fields[name]);
+  for (const name of numbers) if (DECIMAL.test(fields[name] ?? '')) input[name] = readNumber(fields[name]);
   const result = schema.safeParse(input);
   if (!result.success) throw validationFailed(fieldErrors(result.error));
   return result.data;

@@ -94,12 +94,12 @@ const PAGES: Entry[] = [
   { method: 'get', path: '/dashboard/shop', summary: 'Active products with price, stock and pack sizes', statuses: [200, 303] },
   { method: 'post', path: '/dashboard/shop', summary: 'Buy', statuses: [303, 400, 403, 404, 422], fields: ['product_id', 'quantity', 'idempotency_key'] },
   { method: 'get', path: '/dashboard/profile', summary: 'Profile and password', statuses: [200, 303] },
-  { method: 'post', path: '/dashboard/profile', summary: 'Update name and email', statuses: [303, 403, 422], fields: ['name', 'email'] },
+  { method: 'post', path: '/dashboard/profile', summary: 'Update name and email (email changes: 5 a minute per user)', statuses: [303, 403, 422, 429], fields: ['name', 'email'] },
   {
     method: 'post',
     path: '/dashboard/password',
-    summary: 'Change the password (ends the other sessions)',
-    statuses: [303, 403, 422],
+    summary: 'Change the password (ends the other sessions; 5 checks of the current password a minute per user)',
+    statuses: [303, 403, 422, 429],
     fields: ['current_password', 'new_password', 'new_password_confirmation'],
   },
 ];

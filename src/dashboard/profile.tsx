@@ -1,5 +1,6 @@
 import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../env';
+import { emailChangeThrottle, passwordCheckThrottle } from '../middleware/rate-limit';
 import { currentSessionHash, requireSession } from '../middleware/session';
 import { ChangePasswordBody, UpdateProfileBody } from '../routes/user';
 import { changePassword, getProfile, updateProfile } from '../services/users';
@@ -73,7 +74,7 @@ export const profilePages = new Hono<AppEnv>()
     requireSession,
     formHandler(
       async (c, fields) => {
-        await updateProfile(c.var.db, c.var.caller, parseForm(UpdateProfileBody, fields));
+        await updateProfile(c.var.db, c.var.caller, parseForm(UpdateProfileBody, fields), emailChangeThrottle(c));
         return c.redirect('/dashboard/profile', 303);
       },
       (c, fields, problem) => profilePage(c, { form: 'profile', values: fields, problem }, problem.status),
@@ -86,7 +87,8 @@ export const profilePages = new Hono<AppEnv>()
     formHandler(
       async (c, fields) => {
         const body = parseForm(ChangePasswordBody, fields);
-        await changePassword(c.var.db, c.var.caller, body.current_password, body.new_password, await currentSessionHash(c));
+        const change = { current: body.current_password, next: body.new_password, keepSession: await currentSessionHash(c) };
+        await changePassword(c.var.db, c.var.caller, change, passwordCheckThrottle(c));
         return c.redirect('/dashboard/profile', 303);
       },
       (c, _fields, problem) => profilePage(c, { form: 'password', problem }, problem.status),

@@ -3,7 +3,7 @@ import type { ZodError } from 'zod';
 
 export const ERROR_STATUS = {
   UNAUTHORIZED: 401,
-  // A browser form post from another origin (the CSRF rule of the local checkout page); the contract names no code.
+  // A post from another origin (the CSRF rule of the local checkout page, any content type); the contract names no code.
   FORBIDDEN: 403,
   API_KEY_LIMIT_REACHED: 400,
   NOT_FOUND: 404,

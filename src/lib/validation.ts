@@ -1,24 +1,33 @@
 import { z } from '@hono/zod-openapi';
+import { InexactNumber } from './exact-json';
 import { amountToCents, centsToAmount } from './money';
 
-/** A USD amount as exact cents: a JSON number with at most two decimals within [minCents, maxCents]. */
-export const usdAmount = (field: string, minCents: number, maxCents: number) =>
-  z
-    .number(`${field} must be a number`)
+/**
+ * A USD amount as exact cents: a JSON number with at most two decimals within [minCents, maxCents], as written. A
+ * number whose text a double cannot hold (src/lib/exact-json.ts) is refused for what its text says, never rounded.
+ */
+export const usdAmount = (field: string, minCents: number, maxCents: number) => {
+  const tooPrecise = `${field} must have at most 2 decimal places`;
+  const outOfRange = `${field} must be between ${centsToAmount(minCents).toFixed(2)} and ${centsToAmount(maxCents).toFixed(2)}`;
+  return z
+    .number({
+      error: (issue) =>
+        issue.input instanceof InexactNumber ? (issue.input.hasFraction ? tooPrecise : outOfRange) : `${field} must be a number`,
+    })
     .transform((amount, ctx) => {
       const cents = amountToCents(amount);
       if (cents === null) {
-        ctx.addIssue({ code: 'custom', message: `${field} must have at most 2 decimal places` });
+        ctx.addIssue({ code: 'custom', message: tooPrecise });
         return z.NEVER;
       }
       if (cents < minCents || cents > maxCents) {
-        const range = `${centsToAmount(minCents).toFixed(2)} and ${centsToAmount(maxCents).toFixed(2)}`;
-        ctx.addIssue({ code: 'custom', message: `${field} must be between ${range}` });
+        ctx.addIssue({ code: 'custom', message: outOfRange });
         return z.NEVER;
       }
       return cents;
     })
     .openapi({ type: 'number', minimum: centsToAmount(minCents), maximum: centsToAmount(maxCents), multipleOf: 0.01 });
+};
 
 /**
  * Free text, stored trimmed. The limits apply to the text as sent, so the document's maxLength is exact, and it may

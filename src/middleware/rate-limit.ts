@@ -1,9 +1,10 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../env';
+import type { UserThrottle } from '../services/users';
 import { ApiError } from '../lib/errors';
 
-// Both limiters count per 60-second window (wrangler.toml); a refused client may retry after that window.
+// Every limiter counts per 60-second window (wrangler.toml); a refused client may retry after that window.
 const RETRY_AFTER_SECONDS = '60';
 
 export async function enforceRateLimit(limiter: RateLimit | undefined, key: string): Promise<void> {
@@ -24,3 +25,14 @@ export const limitByClientIp = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.method !== 'OPTIONS') await enforceRateLimit(c.env.PUBLIC_RATE_LIMITER, `ip:${clientIp(c)}`);
   await next();
 });
+
+/**
+ * Per-user limits (5 a minute each, wrangler.toml), shared by the API and the dashboard and keyed on the user id, so
+ * a second API key or another session buys no more tries. The request does not know its user until its first batch
+ * has proved the credential, so the service calls these with the proved id, before it hashes or writes anything.
+ */
+export const passwordCheckThrottle = (c: Context<AppEnv>): UserThrottle => (userId) =>
+  enforceRateLimit(c.env.PASSWORD_CHECK_RATE_LIMITER, `user:${userId}`);
+
+export const emailChangeThrottle = (c: Context<AppEnv>): UserThrottle => (userId) =>
+  enforceRateLimit(c.env.EMAIL_CHANGE_RATE_LIMITER, `user:${userId}`);

@@ -20,7 +20,7 @@ function fromHttpException(err: HTTPException): ApiError {
     return new ApiError('VALIDATION_FAILED', message, { body: [message] });
   }
   if (err.status === 401) return new ApiError('UNAUTHORIZED', err.message || 'Unauthorized.');
-  if (err.status === 403) return new ApiError('FORBIDDEN', 'Cross-origin form posts are not accepted here.');
+  if (err.status === 403) return new ApiError('FORBIDDEN', 'Posts from another origin are not accepted here.');
   if (err.status === 404) return new ApiError('NOT_FOUND', 'Not found.');
   return new ApiError('INTERNAL_ERROR', 'Internal server error.');
 }

@@ -32,12 +32,21 @@ export const dashboardDatabase = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 /**
+ * A URL's path and query for a redirect, without `api_key`: an API key pasted into a dashboard URL (which never
+ * authenticates it) is dropped rather than copied into a Location, browser history and logs.
+ */
+export function pathAndQuery(url: URL): string {
+  url.searchParams.delete('api_key');
+  return url.pathname + url.search;
+}
+
+/**
  * A page or form that found no live session: 303 to sign-in with `next` (this page with its query, or the path a
  * form posted to), the stale cookie dropped. A response of its own, so it can replace one already rendered.
  */
 export function signInAgain(c: Context): Response {
   const url = new URL(c.req.url);
-  const back = c.req.method === 'GET' ? url.pathname + url.search : url.pathname;
+  const back = c.req.method === 'GET' ? pathAndQuery(url) : url.pathname;
   const headers = new Headers({ Location: `/dashboard/sign-in?next=${encodeURIComponent(back)}` });
   if (sessionCookie(c) !== undefined) headers.append('Set-Cookie', generateCookie(SESSION_COOKIE, '', { ...COOKIE, maxAge: 0 }));
   return new Response(null, { status: 303, headers });

@@ -1,10 +1,11 @@
 import { Hono, type ExecutionContext as HonoExecutionContext } from 'hono';
-import { csrf } from 'hono/csrf';
+import { NONCE, secureHeaders } from 'hono/secure-headers';
 import { readConfig, type AppEnv } from '../env';
 import { notFound } from '../lib/errors';
 import { formatUsd } from '../lib/money';
 import { findDeposit } from '../services/deposits';
 import { getGateway, isGatewayName } from '../services/gateways';
+import { sameOriginOnly } from '../middleware/same-origin';
 import type { DepositRow } from '../db/schema';
 
 // Development-only stand-in for a gateway's hosted checkout (served when DEV_CHECKOUT=true). Its buttons make the
@@ -16,7 +17,7 @@ type Dispatch = (request: Request, env: AppEnv['Bindings'], ctx: HonoExecutionCo
 const escapeHtml = (value: string) =>
   value.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!);
 
-function checkoutPage(deposit: DepositRow): string {
+function checkoutPage(deposit: DepositRow, nonce: string): string {
   const amount = escapeHtml(formatUsd(deposit.amountCents));
   const method = escapeHtml(deposit.cryptoCurrency ? `${deposit.gateway} (${deposit.cryptoCurrency})` : deposit.gateway);
   return `<!doctype html>
@@ -26,7 +27,7 @@ function checkoutPage(deposit: DepositRow): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Checkout: deposit #${deposit.id}</title>
 <link rel="icon" href="/dashboard/assets/icon.svg" type="image/svg+xml">
-<style>
+<style nonce="${nonce}">
   body { font: 16px/1.5 system-ui, sans-serif; max-width: 28rem; margin: 3rem auto; padding: 0 1rem; color: #1a1a1a; }
   .card { border: 1px solid #ddd; border-radius: 12px; padding: 1.5rem; }
   .amount { font-size: 2rem; font-weight: 700; margin: 0.25rem 0 1rem; }
@@ -56,7 +57,7 @@ function checkoutPage(deposit: DepositRow): string {
   <p id="result" role="status" aria-live="polite"></p>
   <p class="note">Local stand-in for the payment gateway: the buttons send the gateway's signed webhook.</p>
 </main>
-<script>
+<script nonce="${nonce}">
   const countdown = document.getElementById('countdown');
   const expiresAt = Date.parse(countdown.dataset.expiresAt);
   const status = document.getElementById('status');
@@ -95,16 +96,38 @@ const depositIdOf = (raw: string) => {
 // with DEV_CHECKOUT=true set by mistake. A deployed worker is only ever reached under its own host name.
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1']);
 
+/**
+ * The dashboard's frame protection (no other page may frame it, so none can trick a click on "Pay"), and a policy
+ * that runs only this page's own inline script and style (a nonce per response) and lets it fetch only this origin.
+ */
+const checkoutHeaders = secureHeaders({
+  contentSecurityPolicy: {
+    defaultSrc: ["'none'"],
+    scriptSrc: [NONCE],
+    styleSrc: [NONCE],
+    imgSrc: ["'self'"],
+    connectSrc: ["'self'"],
+    baseUri: ["'none'"],
+    formAction: ["'none'"],
+    frameAncestors: ["'none'"],
+  },
+  referrerPolicy: 'same-origin',
+  xFrameOptions: 'DENY',
+});
+
 export function createCheckoutRouter(dispatch: Dispatch) {
   const router = new Hono<AppEnv>();
+  router.use('*', checkoutHeaders);
   router.use('*', async (c, next) => {
     if (!readConfig(c.env).devCheckout || !LOCAL_HOSTS.has(new URL(c.req.url).hostname)) throw notFound('Checkout');
     await next();
   });
-  router.get('/:id', async (c) => c.html(checkoutPage(await findDeposit(c.env.DB, depositIdOf(c.req.param('id'))))));
-  // Another web page must not be able to pay or fail a deposit through the developer's browser: a form post (or a
-  // body-less post, which is the same to csrf()) needs the page's own Origin or `Sec-Fetch-Site: same-origin`.
-  router.post('/:id/:outcome{pay|fail}', csrf(), async (c) => {
+  router.get('/:id', async (c) =>
+    c.html(checkoutPage(await findDeposit(c.env.DB, depositIdOf(c.req.param('id'))), c.get('secureHeadersNonce') ?? '')),
+  );
+  // Another web page must not be able to pay or fail a deposit through the developer's browser: a post of any
+  // Content-Type needs the page's own Origin or `Sec-Fetch-Site: same-origin`.
+  router.post('/:id/:outcome{pay|fail}', sameOriginOnly, async (c) => {
     const deposit = await findDeposit(c.env.DB, depositIdOf(c.req.param('id')));
     if (!isGatewayName(deposit.gateway)) throw notFound('Gateway');
     const gateway = getGateway(deposit.gateway, readConfig(c.env));

@@ -1,6 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { envelope, ok } from '../lib/envelope';
 import { centsToAmount } from '../lib/money';
+import { emailChangeThrottle, passwordCheckThrottle } from '../middleware/rate-limit';
 import { createRouter, errorResponses, jsonBody, jsonResponse, securedByApiKey } from './openapi';
 import { emailAddress, trimmedText, withConfirmation } from '../lib/validation';
 import { changePassword, getDashboard, getProfile, updateProfile, type UserProfile } from '../services/users';
@@ -72,13 +73,13 @@ export const userRouter = createRouter()
       path: '/profile',
       operationId: 'updateProfile',
       tags,
-      summary: 'Update name and/or email',
+      summary: 'Update name and/or email (email changes: 5 a minute per user, 429 beyond)',
       security: securedByApiKey,
       request: { body: jsonBody(UpdateProfileBody) },
       responses: { 200: jsonResponse(envelope(UserProfileSchema), 'Updated'), ...errorResponses(401, 422, 429) },
     }),
     async (c) => {
-      const profile = await updateProfile(c.var.db, c.var.caller, c.req.valid('json'));
+      const profile = await updateProfile(c.var.db, c.var.caller, c.req.valid('json'), emailChangeThrottle(c));
       return c.json(ok(presentProfile(profile), 'Profile updated.'), 200);
     },
   )
@@ -88,14 +89,14 @@ export const userRouter = createRouter()
       path: '/password',
       operationId: 'changePassword',
       tags,
-      summary: 'Change the password',
+      summary: 'Change the password (5 checks of the current password a minute per user, 429 beyond)',
       security: securedByApiKey,
       request: { body: jsonBody(ChangePasswordBody) },
       responses: { 200: { description: 'Changed; empty body' }, ...errorResponses(401, 422, 429) },
     }),
     async (c) => {
       const body = c.req.valid('json');
-      await changePassword(c.var.db, c.var.caller, body.current_password, body.new_password);
+      await changePassword(c.var.db, c.var.caller, { current: body.current_password, next: body.new_password }, passwordCheckThrottle(c));
       return c.body(null, 200);
     },
   )

@@ -2,6 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Config } from '../env';
 import { hmacSha256Hex, timingSafeEqualStrings } from '../lib/crypto';
+import { parseJsonExactly } from '../lib/exact-json';
 import { fieldErrors, unauthorized, validationFailed } from '../lib/errors';
 import { usdAmount } from '../lib/validation';
 import { parseSignatureHeader, SIGNATURE_TOLERANCE_SECONDS, signatureHeader } from '../lib/signature';
@@ -104,7 +105,7 @@ class GenericGateway implements PaymentGateway {
 
     let json: unknown;
     try {
-      json = JSON.parse(rawBody);
+      json = parseJsonExactly(rawBody);
     } catch {
       throw validationFailed({ body: ['The body is not valid JSON.'] });
     }

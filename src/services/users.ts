@@ -12,6 +12,12 @@ import { readAs, writeAs, type Caller } from './caller';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
 import { endSessionsOnPasswordChange, insertSession, sessionOpened, type SessionToken } from './sessions';
 
+/**
+ * A per-user limit, applied by the caller's route (the platform's Rate Limiting binding): resolves when `userId` may
+ * go on, throws (429 RATE_LIMITED) when it may not. The services call it once the credential is proved, before work.
+ */
+export type UserThrottle = (userId: number) => Promise<void>;
+
 export interface UserProfile {
   id: number;
   name: string;
@@ -99,7 +105,17 @@ export async function getProfile(d1: Db, caller: Caller): Promise<UserProfile> {
   return rowsOf<UserProfile>(user)[0];
 }
 
-export async function updateProfile(d1: Db, caller: Caller, changes: { name?: string; email?: string }): Promise<UserProfile> {
+/**
+ * A new email answers "taken" when another account has it, so email changes are limited per user (`throttle`,
+ * before the write). The user is known only once a batch has proved the credential: a request that changes the email
+ * makes two round trips (prove and compare, then write), one that only renames makes one.
+ */
+export async function updateProfile(d1: Db, caller: Caller, changes: { name?: string; email?: string }, throttle: UserThrottle): Promise<UserProfile> {
+  if (changes.email !== undefined) {
+    const [current] = await readAs(d1, caller, [sql`SELECT email = ${changes.email} COLLATE NOCASE AS same FROM users WHERE id = ${caller.userId}`]);
+    // The same address again (the dashboard's form always sends it), or in other letter case, asks nothing of others.
+    if (!rowsOf<{ same: number }>(current)[0]?.same) await throttle(caller.proved!.userId);
+  }
   const now = isoNow();
   const assignments = [
     ...(changes.name === undefined ? [] : [sql`name = ${changes.name}`]),
@@ -120,14 +136,22 @@ export async function updateProfile(d1: Db, caller: Caller, changes: { name?: st
 }
 
 /**
- * Two round trips, the one exception to one per request: the stored hash is read and verified (PBKDF2 runs in the
+ * Two round trips, an exception to one per request: the stored hash is read and verified (PBKDF2 runs in the
  * worker, not in SQL), then replaced by a write guarded on the hash just verified, so a concurrent change is not
  * silently overwritten. The same batch ends the user's dashboard sessions: all of them (the API), or all but the one
- * whose token hash is `keepSession` (the dashboard keeps the session that made the change).
+ * whose token hash is `keepSession` (the dashboard keeps the session that made the change). Between the two, the
+ * check of the current password is limited per user (`throttle`): a leaked key or cookie is no fast password oracle.
  */
-export async function changePassword(d1: Db, caller: Caller, current: string, next: string, keepSession: string | null = null): Promise<void> {
+export async function changePassword(
+  d1: Db,
+  caller: Caller,
+  change: { current: string; next: string; keepSession?: string },
+  throttle: UserThrottle,
+): Promise<void> {
+  const { current, next, keepSession = null } = change;
   const [stored] = await readAs(d1, caller, [sql`SELECT password_hash AS passwordHash FROM users WHERE id = ${caller.userId}`]);
   const [user] = rowsOf<{ passwordHash: string }>(stored);
+  await throttle(caller.proved!.userId);
   if (!(await verifyPassword(current, user.passwordHash))) {
     throw fieldError('current_password', 'The current password is incorrect.');
   }

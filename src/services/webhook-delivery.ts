@@ -6,6 +6,7 @@ import { events, webhookEndpoints, type EventRow, type WebhookEndpointRow } from
 import type { Config } from '../env';
 import { signatureHeader } from '../lib/signature';
 import { isoNow } from '../lib/time';
+import { webhookUrlProblem } from '../lib/webhook-url';
 
 // The queue consumer: each message is one event for one endpoint, so an endpoint that fails is retried on its own
 // schedule and never delays another. Retries are the platform's (`message.retry` with a delay); what exhausted
@@ -43,8 +44,13 @@ interface Attempt {
 const isDeliveryMessage = (body: unknown): body is DeliveryMessage =>
   typeof body === 'object' && body !== null && typeof (body as DeliveryMessage).event_id === 'string' && Number.isSafeInteger((body as DeliveryMessage).endpoint_id);
 
-/** POST the signed event; any answer but a 2xx within the timeout is a failure (redirects are not followed). */
-async function post(event: EventRow, endpoint: WebhookEndpointRow, render: DeliveryContext['render']) {
+/**
+ * POST the signed event; any answer but a 2xx within the timeout is a failure (redirects are not followed). The URL
+ * rule is checked again first: an endpoint stored before the rule was tightened (an IP address) is never called.
+ */
+async function post(event: EventRow, endpoint: WebhookEndpointRow, { render, config }: Pick<DeliveryContext, 'render' | 'config'>) {
+  const refused = webhookUrlProblem(endpoint.url, config.allowLocalWebhookUrls);
+  if (refused) return { status_code: null, error: `Not sent: ${refused}.` };
   const body = JSON.stringify(render(event));
   const headers = {
     'Content-Type': 'application/json',
@@ -113,7 +119,7 @@ export async function deliverWebhooks(batch: MessageBatch<unknown>, { d1, config
       const endpoint = endpointById.get(message.body.endpoint_id);
       // Past retention, deleted endpoint (its pending retries stop), or not the event owner's endpoint.
       if (!event || !endpoint || endpoint.userId !== event.userId) return { message, attempt: null };
-      const result = await post(event, endpoint, render);
+      const result = await post(event, endpoint, { render, config });
       const attempt: Attempt = { ...message.body, attempt: message.attempts, at: isoNow(), ...result };
       return { message, attempt };
     }),
