@@ -12,8 +12,10 @@
 // used at most once (orders to cancel, stock to buy): the runs stop before the list runs out.
 // A path may hold `{n}` (the request counter: a URL never seen before, i.e. a cache miss) and `{ids:K:N}` (K distinct
 // random ids in 1..N, comma-separated).
-// `soldOutStatus` (a drop bought until it is gone): the run stops at the first response with that status whose body
-// says INSUFFICIENT_STOCK (the requests in flight then finish); those answers are counted apart, not as errors.
+// `soldOutStatus` (a drop bought until it is gone): responses with that status whose body says INSUFFICIENT_STOCK are
+// counted apart, not as errors. `maxRequests` ends the run after that many responses (the drop plus one request per
+// connection, so it sells out; stopping at the first sold-out answer instead would drop the answers still in flight,
+// purchases that committed).
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
@@ -41,12 +43,11 @@ let next = 0;
 const samples = [];
 const statuses = {};
 let soldOutResponses = 0;
-let running = null;
 const isSoldOut = (status, body) => status === spec.soldOutStatus && String(body).includes('"INSUFFICIENT_STOCK"');
 
 function run(durationSeconds, maxRequests) {
   return new Promise((resolve, reject) => {
-    running = autocannon(
+    autocannon(
       {
         url: spec.url,
         connections: spec.connections,
@@ -63,7 +64,7 @@ function run(durationSeconds, maxRequests) {
             onResponse: (status, body) => {
               statuses[status] = (statuses[status] ?? 0) + 1;
               if (isSoldOut(status, body)) {
-                if (soldOutResponses++ === 0) running.stop();
+                soldOutResponses++;
                 return;
               }
               if (!succeeded(status) && samples.length < 3) samples.push({ status, body: String(body).slice(0, 300) });
@@ -86,7 +87,7 @@ process.stderr.write('warmup done\n');
 for (const key of Object.keys(statuses)) delete statuses[key];
 samples.length = 0;
 soldOutResponses = 0;
-const cap = spec.consume ? remaining() : 0;
+const cap = spec.consume ? remaining() : (spec.maxRequests ?? 0);
 if (spec.consume && cap < spec.connections) throw new Error(`only ${requests.length} requests to consume: too few for a run`);
 const started = next;
 const cpuBefore = process.cpuUsage();

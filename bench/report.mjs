@@ -171,8 +171,8 @@ function flashSaleSection(results) {
 ## Flash sale
 
 ${d.buyers} connections buy quantity 1 of one product of ${int(d.items)} items, the ${int(results.config.users)} users in turn, until it is sold
-out (the first \`INSUFFICIENT_STOCK\` answer stops the run; the requests in flight finish): sold out in
-${d.buyers ? sale.duration_s : '–'} s at ${int(sale.rps)} req/s, p50 ${ms(sale.latency_ms.p50)} ms, p99 ${ms(sale.latency_ms.p99)} ms, workerd ${sale.cpu ? int(sale.cpu.workerd_cpu_us_per_request) : '–'} µs per request.
+out: ${int(d.items + d.buyers)} requests, the drop plus one per connection, so each meets the \`INSUFFICIENT_STOCK\` answer and every
+purchase's answer is counted. ${int(sale.requests)} answers in ${sale.duration_s} s: ${int(sale.rps)} req/s, p50 ${ms(sale.latency_ms.p50)} ms, p99 ${ms(sale.latency_ms.p99)} ms, workerd ${sale.cpu ? int(sale.cpu.workerd_cpu_us_per_request) : '–'} µs per request.
 
 | bought (201) | items sold | ordered (sum of quantities) | orders | items left | stock_count | sold-out answers (400) | oversold | 5xx | other errors |
 |---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|

@@ -292,9 +292,9 @@ let roundTripBases = new Set();
 /** The API's D1 round trips since the last call (the call resets them), from bench/instrumented-entry.ts. */
 const roundTrips = async (base) => (await fetch(`${base}/__bench/round-trips`)).json();
 
-function runLoad(name, base, requests, { consume = false, expectedStatus, soldOutStatus, connections = CONNECTIONS, warmup = WARMUP, duration = DURATION } = {}) {
+function runLoad(name, base, requests, { consume = false, expectedStatus, soldOutStatus, maxRequests, connections = CONNECTIONS, warmup = WARMUP, duration = DURATION } = {}) {
   const specFile = join(work, `case-${name.replace(/[^a-z0-9]+/gi, '_')}.json`);
-  writeFileSync(specFile, JSON.stringify({ url: base, connections, warmupSeconds: warmup, durationSeconds: duration, consume, expectedStatus, soldOutStatus, requests }));
+  writeFileSync(specFile, JSON.stringify({ url: base, connections, warmupSeconds: warmup, durationSeconds: duration, consume, expectedStatus, soldOutStatus, maxRequests, requests }));
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [LOAD_SCRIPT, specFile], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(child);
@@ -363,14 +363,15 @@ async function measure(name, base, requests, options) {
 
 /**
  * The flash sale: `buyers` connections buy quantity 1 of one new product of `items` items (the users in turn) until it
- * is sold out: the first INSUFFICIENT_STOCK answer stops the run. Then the database says what was sold to whom.
+ * is sold out: `items + buyers` requests in all, so every connection meets the sold-out answer and every answer, the
+ * last purchases' too, is counted. Then the database says what was sold.
  */
 async function dropSale(db, base, keys) {
   const { items, buyers } = PROFILE.drop;
   const productId = await loadDrop(db, items);
   const requests = keys.map((key) => ({ method: 'POST', path: `${API}/orders`, headers: { 'X-API-Key': key }, body: { product_id: productId, quantity: 1 } }));
   const name = `flash sale: ${items.toLocaleString('en-US')} items, ${buyers} buyers`;
-  const result = await measure(name, base, requests, { soldOutStatus: 400, connections: buyers, warmup: 0, duration: DROP_MAX_SECONDS });
+  const result = await measure(name, base, requests, { soldOutStatus: 400, maxRequests: items + buyers, connections: buyers, warmup: 0, duration: DROP_MAX_SECONDS });
   const state = await db
     .prepare(
       `SELECT (SELECT count(*) FROM stock_items WHERE product_id = ?1 AND status = 'sold') AS items_sold,
@@ -384,7 +385,7 @@ async function dropSale(db, base, keys) {
   const bought = result.statuses['201'] ?? 0;
   const serverErrors = Object.entries(result.statuses).reduce((n, [status, count]) => n + (Number(status) >= 500 ? count : 0), 0);
   const oversold = Math.max(0, bought - items, state.quantity_ordered - items, state.items_sold - items);
-  log(`    sold out after ${result.duration_s} s: ${bought} bought, ${state.items_sold} items sold, ${state.quantity_ordered} ordered in ${state.orders} orders, stock_count ${state.stock_count}, ${result.sold_out_responses} sold-out answers, ${oversold} oversold, ${serverErrors} 5xx`);
+  log(`    ${result.requests} requests in ${result.duration_s} s: ${bought} bought, ${state.items_sold} items sold, ${state.quantity_ordered} ordered in ${state.orders} orders, stock_count ${state.stock_count}, ${result.sold_out_responses} sold-out answers, ${oversold} oversold, ${serverErrors} 5xx`);
   return { ...result, drop: { product_id: productId, items, buyers, bought, ...state, sold_out_responses: result.sold_out_responses, oversold, server_errors: serverErrors } };
 }
 
