@@ -1,5 +1,10 @@
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
+import { buildStaticAssets } from './scripts/static-assets.mjs';
+
+// The pages link their static files by content-hashed URLs (src/generated/static-assets.ts): written afresh here, so
+// `npm test` after an edit to assets/ tests the edited files, with no extra command.
+buildStaticAssets();
 
 export default defineConfig({
   // SEED=<n> reaches the tests as import.meta.env.SEED (test/seed.ts); process.env does not reach workerd.
@@ -15,7 +20,9 @@ export default defineConfig({
           GATEWAY_TWO_WEBHOOK_SECRET: 'test-secret-two',
           GATEWAY_THREE_WEBHOOK_SECRET: 'test-secret-three',
           // Every var is pinned here, so a developer's .dev.vars never changes what the tests see.
-          PAYMENT_BASE_URL: 'http://localhost:8787',
+          // The test worker's own origin (test/helpers.ts' BASE): no payment link a test follows can lead to a
+          // developer's `npm run dev` on :8787. Outbound requests are refused anyway (test/network.ts).
+          PAYMENT_BASE_URL: 'http://localhost',
           DEV_CHECKOUT: 'true',
           ORDER_HOLD_HOURS: '24',
           DEPOSIT_TTL_MINUTES: '60',
@@ -48,6 +55,8 @@ export default defineConfig({
     }),
   ],
   test: {
+    // Stylesheets are read as text (`?raw`) by test/static-assets.test.ts; vitest otherwise hands tests an empty one.
+    css: { include: [/assets\/dashboard\/.*\.css/] },
     include: ['test/**/*.test.ts'],
     exclude: ['test/e2e/**', 'node_modules/**'],
     setupFiles: ['./test/setup.ts'],

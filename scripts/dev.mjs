@@ -3,7 +3,7 @@
 // Extra arguments go to `wrangler dev` (e.g. `npm run dev -- --var ADMIN_TOKEN:secret`).
 import { copyFileSync, existsSync } from 'node:fs';
 import { assertNodeVersion, spawnWrangler } from './wrangler.mjs';
-import { DEMO_USER } from './seed.mjs';
+import { DEMO_OPERATOR, DEMO_USER } from './seed.mjs';
 import { persist, prepareLocalDatabase } from './local-db.mjs';
 import { vendorDocs } from './vendor-docs.mjs';
 
@@ -24,6 +24,7 @@ const base = `http://localhost:${PORT}/api/v2`;
 const banner = `
   Dashboard:     http://localhost:${PORT}/dashboard  (sign in as the demo user, or sign up)
   Demo user:     ${DEMO_USER.email} / ${DEMO_USER.password} (wallet: $100.00)
+  Demo operator: ${DEMO_OPERATOR.email} / ${DEMO_OPERATOR.password} (the console: http://localhost:${PORT}/dashboard/console)
   Demo API key:  ${demoKey ?? '(not known: the database was seeded elsewhere; create a user with POST /admin/users)'}
   Admin token:   see ADMIN_TOKEN in .dev.vars
 

@@ -3,7 +3,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { wrangler } from './wrangler.mjs';
-import { seedSql } from './seed.mjs';
+import { DEMO_OPERATOR, operatorSql, seedSql } from './seed.mjs';
 
 // DEV_STATE_DIR gives a separate local database (the quickstart check and the e2e suite use a fresh one, like a new clone).
 export const STATE_DIR = process.env.DEV_STATE_DIR ?? '.wrangler';
@@ -17,8 +17,9 @@ export function prepareLocalDatabase() {
   console.log('Applying D1 migrations to the local database...');
   wrangler(['d1', 'migrations', 'apply', 'DB', '--local', ...persist]);
 
-  const countOutput = wrangler(['d1', 'execute', 'DB', '--local', ...persist, '--json', '--command', 'SELECT count(*) AS users FROM users'], { capture: true });
-  const users = JSON.parse(countOutput)[0].results[0].users;
+  const countQuery = `SELECT count(*) AS users, count(CASE WHEN email = '${DEMO_OPERATOR.email}' THEN 1 END) AS operators FROM users`;
+  const countOutput = wrangler(['d1', 'execute', 'DB', '--local', ...persist, '--json', '--command', countQuery], { capture: true });
+  const { users, operators } = JSON.parse(countOutput)[0].results[0];
   if (users === 0) {
     console.log('Empty database: seeding demo data...');
     const { sql, apiKey } = seedSql();
@@ -27,6 +28,10 @@ export function prepareLocalDatabase() {
     writeFileSync(seedFile, sql);
     wrangler(['d1', 'execute', 'DB', '--local', ...persist, '--file', seedFile], { capture: true });
     writeFileSync(DEMO_KEY_FILE, `${apiKey}\n`);
+  } else if (operators === 0) {
+    // A database seeded before the console existed gets the demo operator too.
+    console.log('Adding the demo operator...');
+    wrangler(['d1', 'execute', 'DB', '--local', ...persist, '--command', operatorSql()], { capture: true });
   }
   return existsSync(DEMO_KEY_FILE) ? readFileSync(DEMO_KEY_FILE, 'utf8').trim() : null;
 }

@@ -54,3 +54,13 @@ SIGN_IN="$(curl -sS -o /dev/null -D - -H "Origin: http://localhost:$PORT" --data
 grep -q '^HTTP/1.1 303' <<<"$SIGN_IN" && grep -qi '^location: /dashboard$' <<<"$SIGN_IN" && grep -qi '^set-cookie: dashboard_session=' <<<"$SIGN_IN" \
   || { echo "$SIGN_IN"; echo "quickstart: the printed demo user could not sign in at $DASHBOARD"; exit 1; }
 echo "quickstart: the printed demo user signs in to the dashboard"
+
+# The demo operator the banner prints: signs in, and its session opens the console's overview.
+OP_EMAIL="$(sed -n 's/.*Demo operator: *\([^ ]*\) \/ .*/\1/p' "$LOG" | head -1)"
+OP_PASSWORD="$(sed -n 's/.*Demo operator: *[^ ]* \/ \([^ ]*\) .*/\1/p' "$LOG" | head -1)"
+OP_COOKIE="$(curl -sS -o /dev/null -D - -H "Origin: http://localhost:$PORT" --data-urlencode "email=$OP_EMAIL" \
+  --data-urlencode "password=$OP_PASSWORD" "$DASHBOARD/sign-in" | tr -d '\r' | sed -n 's/^[Ss]et-[Cc]ookie: \(dashboard_session=[^;]*\).*/\1/p')"
+CONSOLE_STATUS="$(curl -sS -o /dev/null -w '%{http_code}' -H "Cookie: $OP_COOKIE" "$DASHBOARD/console")"
+[ -n "$OP_COOKIE" ] && [ "$CONSOLE_STATUS" = 200 ] \
+  || { echo "quickstart: the printed demo operator ($OP_EMAIL) could not open $DASHBOARD/console (status $CONSOLE_STATUS)"; exit 1; }
+echo "quickstart: the printed demo operator opens the console"

@@ -1,4 +1,5 @@
-// Demo data for local development: one user with a funded wallet and an API key, a few products with stock.
+// Demo data for local development: one user with a funded wallet and an API key, a demo operator (the console at
+// /dashboard/console), a few products with stock.
 // Passwords use the worker's format (PBKDF2-SHA256, 100k iterations); only the key's SHA-256 hash is stored.
 import { createHash, pbkdf2Sync, randomBytes, randomInt } from 'node:crypto';
 
@@ -6,6 +7,7 @@ const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 export const DEMO_USER = { name: 'Demo User', email: 'demo@example.com', password: 'demo-password' };
 export const DEMO_BALANCE_CENTS = 100_00;
+export const DEMO_OPERATOR = { name: 'Demo Operator', email: 'operator@example.com', password: 'operator-password' };
 
 // The gift card is final sale (`cancellable: false`): a disclosed gift code cannot be revoked at the vendor.
 const PRODUCTS = [
@@ -32,6 +34,11 @@ export function newApiKey() {
 
 const item = (prefix, n) => `${prefix}-${randomBytes(4).toString('hex').toUpperCase()}-${String(n).padStart(4, '0')}`;
 
+/** The demo operator, unless a user has its email already (a database seeded before the console existed gets it too). */
+export function operatorSql(now = new Date().toISOString()) {
+  return `INSERT INTO users (name, email, password_hash, balance_cents, created_at, updated_at, role) SELECT ${sqlString(DEMO_OPERATOR.name)}, ${sqlString(DEMO_OPERATOR.email)}, ${sqlString(hashPassword(DEMO_OPERATOR.password))}, 0, ${sqlString(now)}, ${sqlString(now)}, 'operator' WHERE NOT EXISTS (SELECT 1 FROM users WHERE email = ${sqlString(DEMO_OPERATOR.email)});`;
+}
+
 /** SQL that seeds an empty database; returns the demo API key (shown once, like any key). */
 export function seedSql(now = new Date().toISOString()) {
   const apiKey = newApiKey();
@@ -51,5 +58,6 @@ export function seedSql(now = new Date().toISOString()) {
       `INSERT INTO stock_items (product_id, content, status, created_at) SELECT ${id}, value, 'available', ${sqlString(now)} FROM json_each(${sqlString(JSON.stringify(items))});`,
     );
   });
+  lines.push(operatorSql(now));
   return { sql: lines.join('\n'), apiKey: apiKey.key };
 }

@@ -1,10 +1,11 @@
 // Copies Swagger UI's browser bundle and stylesheet from swagger-ui-dist into public/vendor/swagger-ui/, where
 // Workers Static Assets serve them to the /docs page (public/docs.html) without running the worker and without a
 // CDN. Runs on `npm install` (postinstall) and at every `npm run dev`; the copy is generated, not committed.
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeIfChanged } from './write-if-changed.mjs';
 
 const require = createRequire(import.meta.url);
 const dist = dirname(require.resolve('swagger-ui-dist/package.json'));
@@ -12,12 +13,11 @@ const out = join(dirname(fileURLToPath(import.meta.url)), '..', 'public', 'vendo
 
 export function vendorDocs() {
   const { version } = JSON.parse(readFileSync(join(dist, 'package.json'), 'utf8'));
-  mkdirSync(out, { recursive: true });
-  copyFileSync(join(dist, 'swagger-ui-bundle.js'), join(out, 'swagger-ui-bundle.js'));
-  copyFileSync(join(dist, 'swagger-ui-bundle.js.LICENSE.txt'), join(out, 'swagger-ui-bundle.js.LICENSE.txt'));
+  // Only what differs is written: public/ is watched by a running `npm run dev`, and any write there reloads it.
+  for (const name of ['swagger-ui-bundle.js', 'swagger-ui-bundle.js.LICENSE.txt']) writeIfChanged(join(out, name), readFileSync(join(dist, name)));
   // The source maps are not copied, so the stylesheet must not point a browser at one.
   const css = readFileSync(join(dist, 'swagger-ui.css'), 'utf8').replace(/\/\*# sourceMappingURL=.*\*\/\s*$/, '');
-  writeFileSync(join(out, 'swagger-ui.css'), css);
+  writeIfChanged(join(out, 'swagger-ui.css'), css);
   return version;
 }
 

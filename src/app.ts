@@ -8,6 +8,7 @@ import { requestId } from './middleware/request-id';
 import { requestLog } from './middleware/request-log';
 import { renderError } from './middleware/render-error';
 import { adminRouter } from './routes/admin';
+import { adminConsoleRouter } from './routes/admin-console';
 import { apiKeysRouter } from './routes/api-keys';
 import { eventsRouter } from './routes/events';
 import { ordersRouter } from './routes/orders';
@@ -25,7 +26,8 @@ import { API_PREFIX, registerDocument, registerServiceInfo } from './routes/serv
 
 const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_STOCK_UPLOAD_BYTES = 16 * 1024 * 1024;
-const STOCK_UPLOAD_PATH = new RegExp(`^${API_PREFIX}/admin/products/[^/]+/stock$`);
+// The admin API's upload and the console's upload form (whose 10,000 lines may be long).
+const STOCK_UPLOAD_PATH = new RegExp(`^(${API_PREFIX}/admin|/dashboard/console)/products/[^/]+/stock$`);
 
 const payloadTooLarge = (limit: number) => () => {
   throw new ApiError('PAYLOAD_TOO_LARGE', `The request body may not exceed ${limit / (1024 * 1024)} MB.`);
@@ -64,6 +66,7 @@ export function createApp() {
     .route(`${API_PREFIX}/orders`, ordersRouter)
     .route(`${API_PREFIX}/wallet`, walletRouter)
     .route(`${API_PREFIX}/admin`, adminRouter)
+    .route(`${API_PREFIX}/admin`, adminConsoleRouter)
     .route(`${API_PREFIX}/admin`, revokedItemsRouter)
     .route(`${API_PREFIX}/admin/gateway-events`, gatewayEventsRouter)
     .route(`${API_PREFIX}/webhooks`, webhooksRouter)

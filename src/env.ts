@@ -24,6 +24,7 @@ export interface Bindings {
   API_KEY_RATE_LIMITER?: RateLimit;
   PUBLIC_RATE_LIMITER?: RateLimit;
   DASHBOARD_SIGNUP?: string;
+  LOW_STOCK_THRESHOLD?: string;
   SIGN_IN_EMAIL_RATE_LIMITER?: RateLimit;
   SIGN_IN_IP_RATE_LIMITER?: RateLimit;
   SIGN_UP_IP_RATE_LIMITER?: RateLimit;
@@ -58,6 +59,8 @@ export interface Config {
   webhookRetryBaseSeconds: number;
   webhookMaxAttempts: number;
   dashboardSignup: boolean;
+  /** A product at or below this stock count is "low" on the console. */
+  lowStockThreshold: number;
 }
 
 function nonNegativeInt(raw: string | undefined, fallback: number): number {
@@ -84,5 +87,6 @@ export function readConfig(env: Bindings): Config {
     // The queue consumer's max_retries (wrangler.toml) is 100: this is the limit that applies.
     webhookMaxAttempts: Math.min(nonNegativeInt(env.WEBHOOK_MAX_ATTEMPTS, 10) || 10, 100),
     dashboardSignup: env.DASHBOARD_SIGNUP === 'open',
+    lowStockThreshold: nonNegativeInt(env.LOW_STOCK_THRESHOLD, 10),
   };
 }

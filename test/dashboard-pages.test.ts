@@ -195,7 +195,7 @@ describe('shop', () => {
     expect(res.status, res.text).toBe(303);
     const [order] = (await call('/orders', { key: user.key })).json.data;
     expect(order).toMatchObject({ product_id: packed.id, quantity: 10, total_amount: 7.5 });
-    expect(res.location).toBe(`/dashboard/orders/${order.id}`);
+    expect(res.location).toBe(`/dashboard/orders/${order.id}?notice=charged`);
     expect(await balanceOf(user)).toBe(42.5);
   });
 
@@ -269,10 +269,10 @@ describe('orders', () => {
     const form = { idempotency_key: idempotencyKeyIn(detail.text) };
     const cancel = await visit(`/dashboard/orders/${order.id}/cancel`, { cookie: user.cookie, form });
     expect(cancel.status).toBe(303);
-    expect(cancel.location).toBe(`/dashboard/orders/${order.id}`);
+    expect(cancel.location).toBe(`/dashboard/orders/${order.id}?notice=refunded`);
     expect(await balanceOf(user)).toBe(20);
     // A re-sent cancel answers the same redirect; a new attempt is the API's refusal.
-    expect((await visit(`/dashboard/orders/${order.id}/cancel`, { cookie: user.cookie, form })).location).toBe(`/dashboard/orders/${order.id}`);
+    expect((await visit(`/dashboard/orders/${order.id}/cancel`, { cookie: user.cookie, form })).location).toBe(`/dashboard/orders/${order.id}?notice=refunded`);
     const again = await visit(`/dashboard/orders/${order.id}/cancel`, { cookie: user.cookie, form: { idempotency_key: crypto.randomUUID() } });
     expect(again.status).toBe(400);
     expect(alertOf(again.text)).toBe(`Order ${order.order_number} is cancelled and cannot be cancelled.`);

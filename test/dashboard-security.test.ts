@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import wranglerToml from '../wrangler.toml?raw';
 import { createCheckedApp, SELF } from './contract';
 import { freshIp, newEmail, startOfRateWindow, ORIGIN, PASSWORD, sessionFrom, signedInUser, visit } from './dashboard-helpers';
-import { buy, call, newProduct, newUser } from './helpers';
+import { buy, call, newDeposit, newProduct, newUser } from './helpers';
 import { changedTables, snapshot } from './snapshot';
 
 // The dashboard against a hostile web: cross-site posts, framing, caching, guessing passwords, and sign-up switched off.
@@ -15,6 +15,9 @@ describe('CSRF: form posts only from the service itself', () => {
     const order = await buy(user, product.id);
     expect(order.status).toBe(201);
     const keys = await call('/api-keys', { key: user.key });
+    const deposit = await newDeposit(user);
+    // An operator's session: the console's forms must refuse it too.
+    await call(`/admin/users/${user.id}`, { admin: true, method: 'PATCH', body: { role: 'operator' } });
     const posts: Array<[string, Record<string, string>]> = [
       ['/dashboard/sign-in', { email: user.email, password: PASSWORD }],
       ['/dashboard/sign-up', { name: 'X', email: newEmail(), password: PASSWORD, password_confirmation: PASSWORD }],
@@ -26,6 +29,16 @@ describe('CSRF: form posts only from the service itself', () => {
       [`/dashboard/orders/${order.json.data.id}/cancel`, { idempotency_key: 'csrf-3' }],
       ['/dashboard/profile', { name: 'Mallory', email: newEmail() }],
       ['/dashboard/password', { current_password: PASSWORD, new_password: 'pwned-password', new_password_confirmation: 'pwned-password' }],
+      [`/dashboard/reset-password/${'A'.repeat(43)}`, { new_password: 'pwned-password', new_password_confirmation: 'pwned-password' }],
+      // The console's forms (refused before the session is even looked at).
+      ['/dashboard/console/products', { name: 'X', sku: 'csrf-sku', price: '1', active: 'on', idempotency_key: 'csrf-4' }],
+      [`/dashboard/console/products/${product.id}`, { name: 'X', sku: 'csrf-sku', price: '1' }],
+      [`/dashboard/console/products/${product.id}/stock`, { items: 'CSRF-ITEM', idempotency_key: 'csrf-5' }],
+      [`/dashboard/console/users/${user.id}/balance`, { amount: '100', description: 'csrf', idempotency_key: 'csrf-6' }],
+      [`/dashboard/console/users/${user.id}/disable`, {}],
+      [`/dashboard/console/users/${user.id}/enable`, {}],
+      [`/dashboard/console/users/${user.id}/password-reset`, {}],
+      [`/dashboard/console/deposits/${deposit.deposit_id}/mark-paid`, {}],
     ];
     const attacks: Array<{ label: string; origin: string | null; headers?: Record<string, string> }> = [
       { label: 'another origin', origin: 'https://evil.example' },
@@ -40,7 +53,8 @@ describe('CSRF: form posts only from the service itself', () => {
     // Every form post the service documents is in the list above.
     const doc = (await (await SELF.fetch(`${ORIGIN}/api/v2/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
     const documented = Object.entries(doc.paths).filter(([path, methods]) => path.startsWith('/dashboard') && 'post' in methods).map(([path]) => path);
-    expect(posts.map(([path]) => path.replace(/\/\d+\//, '/{id}/')).sort()).toEqual(documented.sort());
+    const template = (path: string) => path.replace(/\/\d+(?=\/|$)/, '/{id}').replace(/reset-password\/[^/]+$/, 'reset-password/{token}');
+    expect(posts.map(([path]) => template(path)).sort()).toEqual(documented.sort());
     const before = await snapshot();
     for (const [path, form] of posts) {
       for (const { label, origin, headers } of attacks) {

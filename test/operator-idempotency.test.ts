@@ -4,6 +4,7 @@ import { runScheduledJobs } from '../src/services/jobs';
 import { addStock } from '../src/services/products';
 import { createCheckedApp } from './contract';
 import { faultyD1, type BatchFault } from './faults';
+import { ADMIN_TOKEN_ACTOR } from '../src/services/audit-log';
 import { ADMIN_TOKEN, balanceOf, call, expectError, newDeposit, newProduct, newUser, unique } from './helpers';
 
 // Idempotency-Key on every admin POST/PATCH: one effect, the first response replayed byte for byte, 422 for the
@@ -93,6 +94,34 @@ const routes: Array<[string, () => Promise<RouteCase>]> = [
         first: { path, body: { items: ['OP-A', 'OP-B'] } },
         other: { path, body: { items: ['OP-A', 'OP-C'] } },
         effects: () => count('SELECT count(*) AS n FROM stock_uploads WHERE product_id = ?', product.id),
+      };
+    },
+  ],
+  [
+    'PATCH /admin/users/{id}',
+    async () => {
+      const user = await newUser();
+      const path = `/admin/users/${user.id}`;
+      const seen = new Set<string>();
+      return {
+        first: { path, method: 'PATCH', body: { name: 'Renamed once' } },
+        other: { path, method: 'PATCH', body: { name: 'Renamed twice' } },
+        effects: async () => {
+          const row = await env.DB.prepare('SELECT updated_at, created_at FROM users WHERE id = ?').bind(user.id).first<{ updated_at: string; created_at: string }>();
+          if (row!.updated_at !== row!.created_at) seen.add(row!.updated_at);
+          return seen.size;
+        },
+      };
+    },
+  ],
+  [
+    'POST /admin/users/{id}/password-reset',
+    async () => {
+      const [user, another] = [await newUser(), await newUser()];
+      return {
+        first: { path: `/admin/users/${user.id}/password-reset` },
+        other: { path: `/admin/users/${another.id}/password-reset` },
+        effects: () => count('SELECT count(*) AS n FROM password_resets WHERE user_id = ?', user.id),
       };
     },
   ],
@@ -272,7 +301,7 @@ describe('admin writes whose outcome a database fault hid', () => {
   it('the service settles a committed upload from its own row, not from what a re-run would find', async () => {
     const product = await newProduct();
     const d1 = faultyD1(env.DB, 'lost-after-commit');
-    const upload = await addStock(d1.db, product.id, ['S-1', 'S-2', 'S-3']);
+    const upload = await addStock(d1.db, ADMIN_TOKEN_ACTOR, product.id, ['S-1', 'S-2', 'S-3']);
     expect(d1.fired()).toBe(true);
     expect(upload).toMatchObject({ added: 3, skipped: 0, stockCount: 3 });
   });

@@ -3,6 +3,7 @@ import { useInvocationOptions } from './contract';
 import { buy, call, newDeposit, newProduct, newUser, type CallOptions, type TestUser } from './helpers';
 import type { RoundTrip } from './production-d1';
 import { idempotencyKeyIn, signedInUser, visit, type PageOptions } from './dashboard-helpers';
+import { CONSOLE_PAGES, CONSOLE_POSTS, consoleFixtures, newOperator } from './console-helpers';
 
 // Every authenticated request costs one D1 round trip on success (auth travels in the request's own batch), and a
 // GET none on the primary (its batch may be served by a nearby replica). Latency from far away is round trips times
@@ -260,4 +261,65 @@ describe('D1 round trips per dashboard page', () => {
       expect(res.trips.length, JSON.stringify(res.trips)).toBe(1);
     });
   }
+});
+
+describe('D1 round trips of the operator console and its JSON twin', () => {
+  // The console is the dashboard's second part: a page is one batch whose first statement proves the session and
+  // says its user's role; a form is one write batch (the proof first, the audit entry inside).
+  async function measureConsole(path: string, options: PageOptions) {
+    const trips: RoundTrip[] = [];
+    let responded = false;
+    restore = useInvocationOptions(() => ({ record: (trip) => !responded && trips.push(trip), responded: () => (responded = true) }));
+    try {
+      return { ...(await visit(path, options)), trips };
+    } finally {
+      restore();
+    }
+  }
+
+  it('every admin read: one round trip', async () => {
+    const user = await newUser();
+    const order = await (async () => {
+      const product = await newProduct({ price: 1, stock: 1 });
+      await call(`/admin/users/${user.id}/balance-adjustments`, { admin: true, body: { amount: 1, description: 'x' } });
+      return (await buy(user, product.id)).json.data;
+    })();
+    const paths = ['/admin/users', `/admin/users/${user.id}`, '/admin/orders', `/admin/orders/${order.id}`, `/admin/orders?q=${order.order_number}`,
+      '/admin/products', '/admin/deposits', '/admin/stats/sales', '/admin/audit-log'];
+    for (const path of paths) {
+      const { status, trips } = await measure(path, { admin: true });
+      expect(status, path).toBe(200);
+      expect(trips.length, path).toBe(1);
+    }
+  });
+
+  it('every console page: one round trip, the operator proof inside it', async () => {
+    const operator = await newOperator();
+    const f = await consoleFixtures();
+    for (const [name, path] of CONSOLE_PAGES) {
+      const res = await measureConsole(path(f), { cookie: operator.cookie });
+      expect(res.status, name).toBe(200);
+      expect(res.trips.length, name).toBe(1);
+    }
+  });
+
+  it('every console form: one round trip, then a redirect (the reset link answers its page: a second)', async () => {
+    const operator = await newOperator();
+    const f = await consoleFixtures();
+    for (const [name, post] of CONSOLE_POSTS) {
+      const [path, form] = post(f);
+      const res = await measureConsole(path, { cookie: operator.cookie, form });
+      const reset = name === 'Create password reset link';
+      expect(res.status, `${name}: ${res.text.slice(0, 300)}`).toBe(reset ? 200 : 303);
+      // Mark paid reads the deposit first (as the admin API's mark-paid always has), then credits it.
+      expect(res.trips.length, name).toBe(reset || name === 'Mark paid' ? 2 : 1);
+    }
+  });
+
+  it('a non-operator on a console page: one round trip, 404', async () => {
+    const user = await signedInUser();
+    const res = await measureConsole('/dashboard/console', { cookie: user.cookie });
+    expect(res.status).toBe(404);
+    expect(res.trips.length).toBe(1);
+  });
 });

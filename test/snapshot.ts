@@ -4,7 +4,7 @@ import { env } from 'cloudflare:test';
 
 /** Every business table with the columns compared. */
 export const SNAPSHOT_TABLES: Record<string, string> = {
-  users: 'id, name, email, password_hash, balance_cents, created_at, updated_at',
+  users: 'id, name, email, password_hash, balance_cents, created_at, updated_at, role, disabled_at',
   // last_used_at left out: a request authenticated by a key refreshes it (after the response) even when it then fails.
   api_keys: 'id, user_id, name, key_hash, key_preview, created_at, revoked_at',
   products: '*',
@@ -15,6 +15,9 @@ export const SNAPSHOT_TABLES: Record<string, string> = {
   idempotency_keys: '*',
   // idle_expires_at left out: using a session slides it forward (after the response) whatever the outcome.
   sessions: 'id, user_id, token_hash, created_at, expires_at',
+  audit_log: '*',
+  password_resets: '*',
+  operator_idempotency_keys: '*',
 };
 
 /** table -> its rows (ordered by id) as JSON. */

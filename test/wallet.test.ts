@@ -122,7 +122,7 @@ describe('POST /wallet/deposit', () => {
     const data = res.json.data;
     expect(data).toMatchObject({ amount: 25.5, payment_method: 'gateway_one', status: 'pending' });
     expect(Number.isInteger(data.deposit_id)).toBe(true);
-    expect(data.payment_url).toBe(`http://localhost:8787/pay/${data.deposit_id}`);
+    expect(data.payment_url).toBe(`http://localhost/pay/${data.deposit_id}`);
     expect(data.expires_at).toMatch(ISO_UTC);
     expect(Math.abs(Date.parse(data.expires_at) - (now + 60 * MINUTE))).toBeLessThan(MINUTE / 2);
 

@@ -4,13 +4,12 @@ import { createMiddleware } from 'hono/factory';
 import { readConfig, type AppEnv } from '../env';
 import { ApiError, notFound } from '../lib/errors';
 import { withConfirmation } from '../lib/validation';
-import { clearSessionCookie, pathAndQuery, sessionCookie, setSessionCookie } from '../middleware/session';
+import { clearSessionCookie, endedSession, pathAndQuery, sessionCookie, setSessionCookie } from '../middleware/session';
 import { clientIp, enforceRateLimit } from '../middleware/rate-limit';
-import { CreateUserBody } from '../routes/admin';
-import { userEmail } from '../routes/user';
+import { CreateUserBody, userEmail } from '../schemas/users';
 import { endSession, newSessionToken, signIn } from '../services/sessions';
 import { signUp } from '../services/users';
-import { Alert, Field } from './components';
+import { Alert, Field, Notice } from './components';
 import { formHandler, parseForm, sameOriginForm, type FormFields, type FormProblem } from './forms';
 import { page } from './layout';
 
@@ -41,12 +40,14 @@ export function signedInDestination(next: string | undefined, requestUrl: string
 
 interface SignInView {
   next?: string;
+  /** The browser came with the cookie of a session that has ended. */
+  sessionEnded?: boolean;
   values?: FormFields;
   problem?: FormProblem;
   signupOpen: boolean;
 }
 
-function signInPage(c: Context, { next, values, problem, signupOpen }: SignInView, status: 200 | FormProblem['status'] = 200) {
+function signInPage(c: Context, { next, sessionEnded, values, problem, signupOpen }: SignInView, status: 200 | FormProblem['status'] = 200) {
   const action = next ? `/dashboard/sign-in?next=${encodeURIComponent(next)}` : '/dashboard/sign-in';
   return page(
     c,
@@ -54,6 +55,7 @@ function signInPage(c: Context, { next, values, problem, signupOpen }: SignInVie
       title: 'Sign in',
       children: (
         <div class="card narrow">
+          {sessionEnded && <Notice>Your session ended; sign in again</Notice>}
           <Alert problem={problem} />
           <form method="post" action={action}>
             <Field name="email" label="Email" type="email" value={values?.email} problem={problem} autocomplete="username" required />
@@ -104,7 +106,9 @@ const signupMustBeOpen = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 export const authPages = new Hono<AppEnv>()
-  .get('/sign-in', (c) => signInPage(c, { next: c.req.query('next'), signupOpen: readConfig(c.env).dashboardSignup }))
+  .get('/sign-in', async (c) =>
+    signInPage(c, { next: c.req.query('next'), sessionEnded: await endedSession(c), signupOpen: readConfig(c.env).dashboardSignup }),
+  )
   .post(
     '/sign-in',
     sameOriginForm,

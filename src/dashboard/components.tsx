@@ -118,14 +118,70 @@ export function Select({ name, label, options, value, problem, idPrefix = 'field
   );
 }
 
-/** Previous / next links of a paginated page (`?page=`). */
-export function Pager({ path, page, totalPages }: { path: string; page: number; totalPages: number }) {
+/** Previous / next links of a paginated page (`?page=`, after the page's other query parameters, e.g. a search). */
+export function Pager({ path, page, totalPages, query = {} }: { path: string; page: number; totalPages: number; query?: Record<string, string | undefined> }) {
   if (totalPages <= 1) return null;
+  const to = (n: number) => {
+    const params = new URLSearchParams(Object.entries(query).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''));
+    params.set('page', String(n));
+    return `${path}?${params}`;
+  };
   return (
     <nav class="pager" aria-label="Pages">
-      {page > 1 ? <a href={`${path}?page=${page - 1}`}>Previous page</a> : <span />}
+      {page > 1 ? <a href={to(page - 1)}>Previous page</a> : <span />}
       <span>{`Page ${page} of ${totalPages}`}</span>
-      {page < totalPages ? <a href={`${path}?page=${page + 1}`}>Next page</a> : <span />}
+      {page < totalPages ? <a href={to(page + 1)}>Next page</a> : <span />}
     </nav>
+  );
+}
+
+/** A labelled multi-line text input with its error message. */
+export function TextArea({ name, label, problem, rows = 8, idPrefix = 'field' }: { name: string; label: string; problem?: FormProblem | null; rows?: number; idPrefix?: string }) {
+  const { id, invalid, error } = fieldState(idPrefix, name, problem);
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <textarea id={id} name={name} rows={rows} {...invalid} />
+      {error}
+    </div>
+  );
+}
+
+/** A labelled file input (a form with it posts multipart/form-data). */
+export function FileField({ name, label, accept, problem, idPrefix = 'field' }: { name: string; label: string; accept: string; problem?: FormProblem | null; idPrefix?: string }) {
+  const { id, invalid, error } = fieldState(idPrefix, name, problem);
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <input id={id} name={name} type="file" accept={accept} {...invalid} />
+      {error}
+    </div>
+  );
+}
+
+/** A labelled checkbox: posted as `on` when ticked, absent otherwise. */
+export function Checkbox({ name, label, checked, idPrefix = 'field' }: { name: string; label: string; checked: boolean; idPrefix?: string }) {
+  const id = `${idPrefix}-${name}`;
+  return (
+    <div class="field check">
+      <input id={id} name={name} type="checkbox" checked={checked} />
+      <label for={id}>{label}</label>
+    </div>
+  );
+}
+
+/** A search form (GET): input and button both named "Search". */
+export function SearchForm({ action, value, hint }: { action: string; value?: string; hint: string }) {
+  return (
+    <form method="get" action={action} class="search" role="search">
+      <div class="field">
+        <label for="search-q">Search</label>
+        <input id="search-q" name="q" type="search" value={value} maxlength={254} aria-describedby="search-hint" />
+      </div>
+      <button type="submit">Search</button>
+      <p class="muted" id="search-hint">
+        {hint}
+      </p>
+    </form>
   );
 }

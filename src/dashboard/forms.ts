@@ -3,7 +3,7 @@ import type { AppEnv } from '../env';
 import { runIdempotent } from '../middleware/idempotency';
 import { sameOriginOnly } from '../middleware/same-origin';
 import { isUnauthorized } from '../middleware/session';
-import type { IdempotencyClaim } from '../services/idempotency';
+import type { IdempotencyClaim, KeyOwner } from '../services/idempotency';
 import type { z } from 'zod';
 import { ApiError, fieldErrors, notFound, validationFailed, type FieldErrors } from '../lib/errors';
 import { readNumber } from '../lib/exact-json';
@@ -20,7 +20,8 @@ import { readNumber } from '../lib/exact-json';
  */
 export const sameOriginForm = sameOriginOnly;
 
-const DECIMAL = /^\d{1,15}(\.\d{1,15})?$/;
+// Signed: the console's balance adjustment debits with a negative amount.
+const DECIMAL = /^-?\d{1,15}(\.\d{1,15})?$/;
 
 export type FormFields = Record<string, string>;
 
@@ -40,10 +41,13 @@ async function readForm(c: Context): Promise<FormFields> {
   return fields;
 }
 
-/** The form through the API's schema; a failure is the API's 422 (VALIDATION_FAILED with field messages). */
-export function parseForm<T extends z.ZodType>(schema: T, fields: FormFields, numbers: string[] = []): z.output<T> {
+/**
+ * The form through the API's schema; a failure is the API's 422 (VALIDATION_FAILED with field messages). `fields` may
+ * already hold values a page read from its controls (a checkbox's boolean, a list of pack sizes).
+ */
+export function parseForm<T extends z.ZodType>(schema: T, fields: Record<string, unknown>, numbers: string[] = []): z.output<T> {
   const input: Record<string, unknown> = { ...fields };
-  for (const name of numbers) if (DECIMAL.test(fields[name] ?? '')) input[name] = readNumber(fields[name]);
+  for (const name of numbers) if (typeof fields[name] === 'string' && DECIMAL.test(fields[name])) input[name] = readNumber(fields[name]);
   const result = schema.safeParse(input);
   if (!result.success) throw validationFailed(fieldErrors(result.error));
   return result.data;
@@ -100,7 +104,8 @@ export function idFromPath(raw: string | undefined, what: string): number {
  * A money form's effect under its hidden `idempotency_key`: the API's idempotency mechanism, in the user's own key
  * space. `run` performs the effect and names the page to go to; a re-sent form (double click, reload) makes no second
  * effect and is sent where the first one went, found from the record's snapshot of the resource (`locate`). Without
- * the field the post is simply not deduplicated.
+ * the field the post is simply not deduplicated. The console's forms pass `owner: OPERATOR`: their effects are the
+ * admin API's, whose keys are the operator's namespace.
  */
 export async function redirectOnce<Snapshot>(
   c: Context<AppEnv>,
@@ -108,10 +113,12 @@ export async function redirectOnce<Snapshot>(
   input: unknown,
   run: (claim?: IdempotencyClaim) => Promise<string>,
   locate: (snapshot: Snapshot) => string,
+  owner?: KeyOwner,
 ): Promise<Response> {
   const to = (location: string) => ({ status: 303 as const, body: { location } });
   const source = { key: fields.idempotency_key, field: 'idempotency_key' };
   const { body } = await runIdempotent(c, source, input, async (claim) => to(await run(claim)), {
+    owner,
     render: (snapshot) => to(locate(snapshot as Snapshot)),
   });
   return c.redirect(body.location, 303);

@@ -1,23 +1,27 @@
 import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../env';
 import { requireSession } from '../middleware/session';
-import { CreateApiKeyBody } from '../routes/api-keys';
-import { createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeApiKey, type CreatedKey } from '../services/api-keys';
-import { Alert, Field, Notice, When } from './components';
+import { CreateApiKeyBody } from '../schemas/api-keys';
+import { runIdempotent } from '../middleware/idempotency';
+import { createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeApiKey, type CreatedKey, type KeyRow } from '../services/api-keys';
+import { Alert, Field, IdempotencyKey, Notice, When } from './components';
 import { formHandler, idFromPath, parseForm, sameOriginForm, type FormFields, type FormProblem } from './forms';
 import { page } from './layout';
 import { DataTable, type Column } from './tables';
 
 // API keys: the same create, list and revoke as /api-keys. A new key is shown once, in the answer to the form post
-// (a 200 page, never a redirect: the key is never in a URL, a cookie or any later page).
+// (a 200 page, never a redirect: the key is never in a URL, a cookie or any later page). The form carries an
+// idempotency_key like the money forms: sent again (a reload of the answer, a double click), it creates nothing and
+// says which key was already created, without the key, which is stored nowhere but as its hash.
 
 const KEY_COLUMNS: Column<Awaited<ReturnType<typeof listApiKeys>>[number]>[] = [
   { label: 'Name', cell: (key) => key.name },
   { label: 'Key', cell: (key) => <code>{key.key_preview}</code> },
-  { label: 'Last used', class: 'hide-narrow', cell: (key) => <When iso={key.last_used_at} /> },
-  { label: 'Created', class: 'hide-narrow', cell: (key) => <When iso={key.created_at} /> },
+  { label: 'Last used', cell: (key) => <When iso={key.last_used_at} /> },
+  { label: 'Created', cell: (key) => <When iso={key.created_at} /> },
   {
-    label: <span class="visually-hidden">Action</span>,
+    label: 'Action',
+    labelHidden: true,
     cell: (key) => (
       <form method="post" action={`/dashboard/keys/${key.id}/revoke`} class="inline">
         <button type="submit" class="danger">
@@ -30,11 +34,13 @@ const KEY_COLUMNS: Column<Awaited<ReturnType<typeof listApiKeys>>[number]>[] = [
 
 interface KeysView {
   created?: CreatedKey;
+  /** The key an earlier sending of the same form created (a replay): named, never shown. */
+  alreadyCreated?: KeyRow;
   values?: FormFields;
   problem?: FormProblem;
 }
 
-async function keysPage(c: Context<AppEnv>, { created, values, problem }: KeysView, status: 200 | FormProblem['status'] = 200) {
+async function keysPage(c: Context<AppEnv>, { created, alreadyCreated, values, problem }: KeysView, status: 200 | FormProblem['status'] = 200) {
   const keys = await listApiKeys(c.var.db, c.var.caller);
   return page(
     c,
@@ -54,10 +60,19 @@ async function keysPage(c: Context<AppEnv>, { created, values, problem }: KeysVi
               <p class="muted">{'Send it as the X-API-Key header to /api/v2.'}</p>
             </section>
           )}
+          {alreadyCreated && (
+            <section class="card" aria-labelledby="key-already-created">
+              <h2 id="key-already-created">Key already created</h2>
+              <Notice>
+                {`This form was already sent: the key "${alreadyCreated.name}" (${alreadyCreated.key_preview}) was created then and is not shown again. If you did not copy it, revoke it and create another.`}
+              </Notice>
+            </section>
+          )}
           <section class="card" aria-labelledby="create-key">
             <h2 id="create-key">Create a key</h2>
             <Alert problem={problem} />
             <form method="post" action="/dashboard/keys" class="row">
+              <IdempotencyKey />
               <Field name="name" label="Name" value={values?.name} problem={problem} required maxlength={100} />
               <button type="submit">Create key</button>
             </form>
@@ -81,7 +96,15 @@ export const keysPages = new Hono<AppEnv>()
     formHandler(
       async (c, fields) => {
         const { name } = parseForm(CreateApiKeyBody, fields);
-        return keysPage(c, { created: await createApiKey(c.var.db, c.var.caller, name) });
+        const source = { key: fields.idempotency_key, field: 'idempotency_key' };
+        const { body, replayed } = await runIdempotent<KeyRow, 200>(
+          c,
+          source,
+          { name },
+          async (claim) => ({ status: 200, body: await createApiKey(c.var.db, c.var.caller, name, claim) }),
+          { render: (snapshot) => ({ status: 200, body: snapshot as KeyRow }) },
+        );
+        return keysPage(c, replayed ? { alreadyCreated: body } : { created: body as CreatedKey });
       },
       (c, fields, problem) => keysPage(c, { values: fields, problem }, problem.status),
     ),

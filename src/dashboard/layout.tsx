@@ -1,11 +1,12 @@
 import type { Context } from 'hono';
 import type { Child } from 'hono/jsx';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { STATIC_ASSETS } from '../generated/static-assets';
 
-// Static files (public/dashboard/assets/, headers in public/_headers): no inline styles anywhere, the CSP allows only
-// these.
-const STYLESHEET_PATH = '/dashboard/assets/app.css';
-const ICON_PATH = '/dashboard/assets/icon.svg';
+// Static files (assets/dashboard/, served from public/dashboard/assets/ under content-hashed URLs with a one-year
+// immutable cache, headers in public/_headers): no inline styles anywhere, the CSP allows only these.
+const STYLESHEET_PATH = STATIC_ASSETS['app.css'];
+const ICON_PATH = STATIC_ASSETS['icon.svg'];
 
 const SECTIONS = [
   ['/dashboard', 'Overview'],
@@ -16,16 +17,33 @@ const SECTIONS = [
   ['/dashboard/profile', 'Profile'],
 ] as const;
 
+/** The operator console's sections (src/dashboard/console/), a second navigation under the same layout. */
+const CONSOLE_SECTIONS = [
+  ['/dashboard/console', 'Console'],
+  ['/dashboard/console/products', 'Products'],
+  ['/dashboard/console/orders', 'Orders'],
+  ['/dashboard/console/users', 'Users'],
+  ['/dashboard/console/deposits', 'Deposits'],
+  ['/dashboard/console/revoked-items', 'Revoked items'],
+  ['/dashboard/console/audit', 'Audit log'],
+] as const;
+
+export type ConsoleSection = (typeof CONSOLE_SECTIONS)[number][0];
+
 interface LayoutProps {
   title: string;
   /** The section to mark as current in the navigation. */
-  section?: (typeof SECTIONS)[number][0];
+  section?: (typeof SECTIONS)[number][0] | ConsoleSection;
+  /** An operator's pages also link to the console; console pages show its navigation. */
+  operator?: boolean;
   /** Navigation and sign-out are shown to a signed-in user (any page with a section is signed in). */
   signedIn?: boolean;
   children?: Child;
 }
 
-function Layout({ title, section, signedIn = section !== undefined, children }: LayoutProps) {
+function Layout({ title, section, operator = false, signedIn = section !== undefined, children }: LayoutProps) {
+  const inConsole = CONSOLE_SECTIONS.some(([href]) => href === section);
+  const sections = inConsole ? CONSOLE_SECTIONS : operator ? [...SECTIONS, CONSOLE_SECTIONS[0]] : SECTIONS;
   return (
     <html lang="en">
       <head>
@@ -44,9 +62,14 @@ function Layout({ title, section, signedIn = section !== undefined, children }: 
             Stock Wallet
           </a>
           {signedIn && (
-            <nav aria-label="Dashboard">
+            <nav aria-label={inConsole ? 'Console' : 'Dashboard'}>
               <ul>
-                {SECTIONS.map(([href, label]) => (
+                {inConsole && (
+                  <li>
+                    <a href="/dashboard">Dashboard</a>
+                  </li>
+                )}
+                {sections.map(([href, label]) => (
                   <li>
                     <a href={href} aria-current={href === section ? 'page' : undefined}>
                       {label}
@@ -73,7 +96,8 @@ function Layout({ title, section, signedIn = section !== undefined, children }: 
   );
 }
 
-/** A whole page: doctype, layout, status. */
+/** A whole page: doctype, layout, status. Its batch proved the session, and said whether its user is an operator. */
 export async function page(c: Context, props: LayoutProps, status: ContentfulStatusCode = 200) {
-  return c.html(`<!doctype html>${await (<Layout {...props} />).toString()}`, status);
+  const operator = c.get('caller')?.proved?.role === 'operator';
+  return c.html(`<!doctype html>${await (<Layout operator={operator} {...props} />).toString()}`, status);
 }

@@ -34,17 +34,22 @@ const responses = (...statuses: Status[]) => ({
   ...Object.fromEntries([...statuses, 500, 503].map((status) => [status, RESPONSES[status as Status]])),
 });
 
-const form = (fields: string[]) => ({
+const form = (fields: string[], multipart = false) => ({
   required: true,
   content: {
-    'application/x-www-form-urlencoded': {
+    [multipart ? 'multipart/form-data' : 'application/x-www-form-urlencoded']: {
       schema: { type: 'object' as const, properties: Object.fromEntries(fields.map((name) => [name, { type: 'string' as const }])) },
     },
   },
 });
 
-const params = (names: string[]) => (names.length === 0 ? {} : { params: z.object(Object.fromEntries(names.map((name) => [name, pathId(name)]))) });
-const pageQuery = { query: z.object({ page: z.string().optional().openapi({ type: 'integer', minimum: 1 }) }) };
+/** A password reset link's token: 256 random bits, URL-safe base64. */
+const tokenParam = z.string().openapi({ param: { name: 'token', in: 'path' }, pattern: '^[A-Za-z0-9_-]{43}$' });
+const pathParam = (name: string) => (name === 'token' ? tokenParam : pathId(name));
+const params = (names: string[]) => (names.length === 0 ? {} : { params: z.object(Object.fromEntries(names.map((name) => [name, pathParam(name)]))) });
+const pageNumber = z.string().optional().openapi({ type: 'integer', minimum: 1 });
+const pageQuery = { query: z.object({ page: pageNumber }) };
+const searchQuery = { query: z.object({ q: z.string().optional().openapi({ maxLength: 254 }), page: pageNumber }) };
 
 interface Entry {
   method: 'get' | 'post';
@@ -53,13 +58,19 @@ interface Entry {
   statuses: Status[];
   fields?: string[];
   paged?: boolean;
+  /** `q` and `page` in the query. */
+  search?: boolean;
+  /** The form posts multipart/form-data (a file field). */
+  multipart?: boolean;
+  /** Query parameters beside `page`. */
+  query?: z.ZodObject;
   /** A response other than an HTML page for 200. */
   ok?: Record<string, { schema: { type: 'string' } }>;
 }
 
 const PAGES: Entry[] = [
   { method: 'get', path: '/dashboard', summary: 'Overview: balance, totals, recent orders and transactions', statuses: [200, 303] },
-  { method: 'get', path: '/dashboard/sign-in', summary: 'Sign-in page', statuses: [200] },
+  { method: 'get', path: '/dashboard/sign-in', summary: 'Sign-in page (says so when the browser\'s session has ended)', statuses: [200] },
   { method: 'post', path: '/dashboard/sign-in', summary: 'Sign in (sets the session cookie)', statuses: [303, 401, 403, 422, 429], fields: ['email', 'password'] },
   { method: 'get', path: '/dashboard/sign-up', summary: 'Sign-up page (DASHBOARD_SIGNUP=open)', statuses: [200, 404] },
   {
@@ -71,7 +82,13 @@ const PAGES: Entry[] = [
   },
   { method: 'post', path: '/dashboard/sign-out', summary: 'Sign out (ends the session)', statuses: [303, 403] },
   { method: 'get', path: '/dashboard/keys', summary: 'API keys', statuses: [200, 303] },
-  { method: 'post', path: '/dashboard/keys', summary: 'Create an API key (shown once, in this answer)', statuses: [200, 303, 400, 403, 422], fields: ['name'] },
+  {
+    method: 'post',
+    path: '/dashboard/keys',
+    summary: 'Create an API key (shown once, in this answer; the same form sent again creates none and says so)',
+    statuses: [200, 303, 400, 403, 422],
+    fields: ['name', 'idempotency_key'],
+  },
   { method: 'post', path: '/dashboard/keys/{id}/revoke', summary: 'Revoke an API key', statuses: [303, 403, 404] },
   { method: 'get', path: '/dashboard/wallet', summary: 'Balance, transactions and deposits', statuses: [200, 303, 422], paged: true },
   {
@@ -82,7 +99,17 @@ const PAGES: Entry[] = [
     fields: ['amount', 'gateway', 'crypto_currency', 'idempotency_key'],
   },
   { method: 'get', path: '/dashboard/orders', summary: 'Orders', statuses: [200, 303, 422], paged: true },
-  { method: 'get', path: '/dashboard/orders/{id}', summary: 'An order with its delivered items', statuses: [200, 303, 404] },
+  {
+    method: 'get',
+    path: '/dashboard/orders/{id}',
+    summary: 'An order with its delivered items',
+    statuses: [200, 303, 404],
+    query: z.object({
+      notice: z.string().optional().openapi({
+        description: 'After Buy (`charged`) or Cancel (`refunded`): a one-line notice, worded from the order as stored; any other value shows none',
+      }),
+    }),
+  },
   {
     method: 'get',
     path: '/dashboard/orders/{id}/export',
@@ -102,6 +129,58 @@ const PAGES: Entry[] = [
     statuses: [303, 403, 422, 429],
     fields: ['current_password', 'new_password', 'new_password_confirmation'],
   },
+  { method: 'get', path: '/dashboard/reset-password/{token}', summary: 'A password reset link an operator made (404 once used or expired)', statuses: [200, 404] },
+  {
+    method: 'post',
+    path: '/dashboard/reset-password/{token}',
+    summary: 'Set the password through a reset link: ends every session of the user, then 303 to sign-in',
+    statuses: [303, 403, 404, 422],
+    fields: ['new_password', 'new_password_confirmation'],
+  },
+  // The operator console: an operator's session only (404 to any other signed-in user).
+  { method: 'get', path: '/dashboard/console', summary: 'Console overview: sales chart, low stock, mismatches, pending deposits, failing endpoints', statuses: [200, 303, 404] },
+  { method: 'get', path: '/dashboard/console/products', summary: 'Every product, and the new product form', statuses: [200, 303, 404] },
+  {
+    method: 'post',
+    path: '/dashboard/console/products',
+    summary: 'Create a product, then 303 to its page',
+    statuses: [303, 403, 404, 422],
+    fields: ['name', 'sku', 'category', 'price', 'allowed_quantities', 'active', 'final_sale', 'idempotency_key'],
+  },
+  { method: 'get', path: '/dashboard/console/products/{id}', summary: 'A product: edit form and stock upload', statuses: [200, 303, 404] },
+  {
+    method: 'post',
+    path: '/dashboard/console/products/{id}',
+    summary: 'Save a product',
+    statuses: [303, 403, 404, 422],
+    fields: ['name', 'sku', 'category', 'price', 'allowed_quantities', 'active', 'final_sale'],
+  },
+  {
+    method: 'post',
+    path: '/dashboard/console/products/{id}/stock',
+    summary: 'Upload stock (multipart: `items` text and/or an `items_file` .txt), then 303 to the product with the counts',
+    statuses: [303, 403, 404, 422],
+    multipart: true,
+    fields: ['items', 'items_file', 'idempotency_key'],
+  },
+  { method: 'get', path: '/dashboard/console/orders', summary: 'Orders of every user; `q`: an order number or an email', statuses: [200, 303, 404, 422], search: true },
+  { method: 'get', path: '/dashboard/console/orders/{id}', summary: 'An order with its items and its user', statuses: [200, 303, 404] },
+  { method: 'get', path: '/dashboard/console/users', summary: 'Users; `q`: an email or part of a name or email', statuses: [200, 303, 404, 422], search: true },
+  { method: 'get', path: '/dashboard/console/users/{id}', summary: 'A user: balance, role, transactions, orders, deposits, actions', statuses: [200, 303, 404] },
+  {
+    method: 'post',
+    path: '/dashboard/console/users/{id}/balance',
+    summary: 'Adjust the balance, then 303 to the user',
+    statuses: [303, 400, 403, 404, 422],
+    fields: ['amount', 'description', 'idempotency_key'],
+  },
+  { method: 'post', path: '/dashboard/console/users/{id}/disable', summary: 'Disable the account', statuses: [303, 403, 404] },
+  { method: 'post', path: '/dashboard/console/users/{id}/enable', summary: 'Enable the account', statuses: [303, 403, 404] },
+  { method: 'post', path: '/dashboard/console/users/{id}/password-reset', summary: 'A password reset link, shown once in this answer', statuses: [200, 303, 403, 404] },
+  { method: 'get', path: '/dashboard/console/deposits', summary: 'Deposits with their gateway events; `status`, `gateway` filters', statuses: [200, 303, 404, 422], paged: true },
+  { method: 'post', path: '/dashboard/console/deposits/{id}/mark-paid', summary: 'Mark a pending deposit paid', statuses: [303, 403, 404] },
+  { method: 'get', path: '/dashboard/console/revoked-items', summary: 'Items of cancelled orders', statuses: [200, 303, 404, 422], paged: true },
+  { method: 'get', path: '/dashboard/console/audit', summary: 'The audit log', statuses: [200, 303, 404, 422], paged: true },
 ];
 
 /** `post /dashboard/orders/{id}/cancel` → `browserPostDashboardOrdersByIdCancel` (apart from the API's ids). */
@@ -124,7 +203,13 @@ export function registerDashboardDocs(app: App) {
       operationId: operationIdOf(entry.method, entry.path),
       tags: ['Dashboard'],
       summary: entry.summary,
-      request: { ...params(pathParams), ...(entry.paged ? pageQuery : {}), ...(entry.fields ? { body: form(entry.fields) } : {}) },
+      request: {
+        ...params(pathParams),
+        ...(entry.paged ? pageQuery : {}),
+        ...(entry.search ? searchQuery : {}),
+        ...(entry.query ? { query: entry.query } : {}),
+        ...(entry.fields ? { body: form(entry.fields, entry.multipart) } : {}),
+      },
       responses: { ...responses(...entry.statuses), ...(entry.ok ? { 200: { description: entry.summary, content: entry.ok } } : {}) },
     });
   }

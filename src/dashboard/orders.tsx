@@ -4,17 +4,36 @@ import { PaginationQuery } from '../lib/pagination';
 import { requireSession } from '../middleware/session';
 import { publishAfterResponse } from '../middleware/publish-events';
 import { purgeStock } from '../middleware/stock-cache';
-import { orderExport } from '../routes/orders';
-import { cancelOrder, getOrder, listOrders } from '../services/orders';
-import { Alert, IdempotencyKey, Money, Pager, Status, When } from './components';
+import { cancelOrder, getOrder, listOrders, orderExportFile } from '../services/orders';
+import type { OrderRow } from '../db/schema';
+import { formatUsd } from '../lib/money';
+import { Alert, IdempotencyKey, Notice, Pager } from './components';
 import { formHandler, idFromPath, parseForm, redirectOnce, sameOriginForm, type FormProblem } from './forms';
 import { page } from './layout';
-import { OrdersTable } from './tables';
+import { OrderFacts, OrdersTable } from './tables';
 
 // Orders: the API's list, detail (with the delivered items), text export and cancel, from the same service functions.
 
+/**
+ * The one-line notice an order's page shows after Buy or Cancel sent the browser there (`?notice=charged|refunded`).
+ * The URL names only which notice; its words and amount come from the order as stored, and "refunded" shows only on a
+ * cancelled order. So a crafted link can make the page say nothing but a fact about the user's own order (another
+ * user's order is a 404): no amount, no secret, no made-up outcome ever travels in a URL.
+ */
+const NOTICES = {
+  charged: (order: OrderRow) => `Charged ${formatUsd(order.totalAmountCents)}`,
+  refunded: (order: OrderRow) => (order.status === 'cancelled' ? `Refunded ${formatUsd(order.totalAmountCents)}` : null),
+};
+type NoticeName = keyof typeof NOTICES;
+const isNoticeName = (name: string | undefined): name is NoticeName => name !== undefined && Object.hasOwn(NOTICES, name);
+
+/** An order's page, with the notice a form's outcome asks for. */
+export const orderPath = (orderId: number, notice?: NoticeName) => `/dashboard/orders/${orderId}${notice ? `?notice=${notice}` : ''}`;
+
 async function orderPage(c: Context<AppEnv>, orderId: number, problem?: FormProblem) {
   const { order, stockItems } = await getOrder(c.var.db, c.var.caller, orderId);
+  const noticeName = problem ? undefined : c.req.query('notice');
+  const notice = isNoticeName(noticeName) ? NOTICES[noticeName](order) : null;
   return page(
     c,
     {
@@ -22,30 +41,10 @@ async function orderPage(c: Context<AppEnv>, orderId: number, problem?: FormProb
       section: '/dashboard/orders',
       children: (
         <>
+          {notice && <Notice>{notice}</Notice>}
           <Alert problem={problem} />
           <section class="card">
-            <dl class="facts">
-              <dt>Product</dt>
-              <dd>{order.productName}</dd>
-              <dt>Quantity</dt>
-              <dd>{order.quantity}</dd>
-              <dt>Unit price</dt>
-              <dd>
-                <Money cents={order.unitPriceCents} />
-              </dd>
-              <dt>Total</dt>
-              <dd>
-                <Money cents={order.totalAmountCents} />
-              </dd>
-              <dt>Status</dt>
-              <dd>
-                <Status value={order.status} />
-              </dd>
-              <dt>Placed</dt>
-              <dd>
-                <When iso={order.createdAt} />
-              </dd>
-            </dl>
+            <OrderFacts order={order} />
             {order.status === 'pending' && (
               <form method="post" action={`/dashboard/orders/${order.id}/cancel`}>
                 <IdempotencyKey />
@@ -90,9 +89,10 @@ export const ordersPages = new Hono<AppEnv>()
     });
   })
   .get('/orders/:id', requireSession, (c) => orderPage(c, idFromPath(c.req.param('id'), 'Order')))
-  .get('/orders/:id/export', requireSession, async (c) =>
-    orderExport(c, await getOrder(c.var.db, c.var.caller, idFromPath(c.req.param('id'), 'Order'))),
-  )
+  .get('/orders/:id/export', requireSession, async (c) => {
+    const file = orderExportFile(await getOrder(c.var.db, c.var.caller, idFromPath(c.req.param('id'), 'Order')));
+    return c.text(file.text, 200, file.headers);
+  })
   .post(
     '/orders/:id/cancel',
     sameOriginForm,
@@ -100,7 +100,7 @@ export const ordersPages = new Hono<AppEnv>()
     formHandler(
       async (c, fields) => {
         const orderId = idFromPath(c.req.param('id'), 'Order');
-        const detail = `/dashboard/orders/${orderId}`;
+        const detail = orderPath(orderId, 'refunded');
         return redirectOnce(
           c,
           fields,

@@ -2,7 +2,7 @@ import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../env';
 import { emailChangeThrottle, passwordCheckThrottle } from '../middleware/rate-limit';
 import { currentSessionHash, requireSession } from '../middleware/session';
-import { ChangePasswordBody, UpdateProfileBody } from '../routes/user';
+import { ChangePasswordBody, UpdateProfileBody } from '../schemas/users';
 import { changePassword, getProfile, updateProfile } from '../services/users';
 import { Alert, Field, When } from './components';
 import { formHandler, parseForm, sameOriginForm, type FormFields, type FormProblem } from './forms';

@@ -4,13 +4,14 @@ import { requireSession } from '../middleware/session';
 import { publishAfterResponse } from '../middleware/publish-events';
 import { purgeStock } from '../middleware/stock-cache';
 import type { OrderRow } from '../db/schema';
-import { PurchaseBody } from '../routes/orders';
+import { PurchaseBody } from '../schemas/orders';
 import { purchase } from '../services/orders';
 import { queryAs } from '../services/caller';
 import { activeStockQuery, type StockEntry } from '../services/stock';
 import { Alert, Field, IdempotencyKey, Money, Select } from './components';
 import { formHandler, parseForm, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from './forms';
 import { page } from './layout';
+import { orderPath } from './orders';
 
 // The shop: the active products of GET /stock with their pack sizes, and "Buy", which is POST /orders: the same
 // purchase batch, rules and error codes.
@@ -96,9 +97,9 @@ export const shopPages = new Hono<AppEnv>()
           async (claim) => {
             const { order } = await purchase(c.var.db, c.var.caller, body.product_id, body.quantity, claim, publishAfterResponse(c));
             await purgeStock(c, [body.product_id]);
-            return `/dashboard/orders/${order.id}`;
+            return orderPath(order.id, 'charged');
           },
-          (order: OrderRow) => `/dashboard/orders/${order.id}`,
+          (order: OrderRow) => orderPath(order.id, 'charged'),
         );
       },
       (c, fields, problem) => shopPage(c, { values: fields, problem }, problem.status),

@@ -2,13 +2,17 @@ import type { Child } from 'hono/jsx';
 import type { DepositRow, OrderRow, TransactionRow } from '../db/schema';
 import { Money, Status, When } from './components';
 
-// The lists the pages show. Narrow screens scroll a table sideways inside its frame (the page itself never does) and
-// drop the columns marked `hide-narrow`. The caption is for screen readers: a visible heading names each table.
+// The lists the pages show. On a phone (app.css, under 40rem) each row is stacked: one line per column, its label
+// (`data-label`) before its value (one span, so the label and the value are the line's two parts), so every column, the row's buttons included, is on screen without scrolling
+// sideways. The explicit roles keep the table's semantics for screen readers once its display is no longer a
+// table's. The caption is for screen readers: a visible heading names each table.
 
 export interface Column<Row> {
-  label: Child;
-  /** `num` (right-aligned figures), `hide-narrow` (not on phones). */
-  class?: 'num' | 'hide-narrow';
+  label: string;
+  /** The label is for screen readers only (a column of buttons). */
+  labelHidden?: boolean;
+  /** Right-aligned figures (on wide screens). */
+  class?: 'num';
   cell: (row: Row) => Child;
 }
 
@@ -16,22 +20,24 @@ export function DataTable<Row>({ caption, rows, empty, columns }: { caption: str
   if (rows.length === 0) return <p class="empty">{empty}</p>;
   return (
     <div class="table-wrap">
-      <table>
+      <table class="stacked" role="table">
         <caption class="visually-hidden">{caption}</caption>
-        <thead>
-          <tr>
+        <thead role="rowgroup">
+          <tr role="row">
             {columns.map((column) => (
-              <th scope="col" class={column.class}>
-                {column.label}
+              <th scope="col" role="columnheader" class={column.class}>
+                {column.labelHidden ? <span class="visually-hidden">{column.label}</span> : column.label}
               </th>
             ))}
           </tr>
         </thead>
-        <tbody>
+        <tbody role="rowgroup">
           {rows.map((row) => (
-            <tr>
+            <tr role="row">
               {columns.map((column) => (
-                <td class={column.class}>{column.cell(row)}</td>
+                <td role="cell" class={column.class} data-label={column.labelHidden ? undefined : column.label}>
+                  <span>{column.cell(row)}</span>
+                </td>
               ))}
             </tr>
           ))}
@@ -41,17 +47,25 @@ export function DataTable<Row>({ caption, rows, empty, columns }: { caption: str
   );
 }
 
-const ORDER_COLUMNS: Column<OrderRow>[] = [
-  { label: 'Order', cell: (o) => <a href={`/dashboard/orders/${o.id}`}>{o.orderNumber}</a> },
+const orderColumns = (link: (id: number) => string): Column<OrderRow>[] => [
+  { label: 'Order', cell: (o) => <a href={link(o.id)}>{o.orderNumber}</a> },
   { label: 'Product', cell: (o) => o.productName },
   { label: 'Quantity', class: 'num', cell: (o) => o.quantity },
   { label: 'Total', class: 'num', cell: (o) => <Money cents={o.totalAmountCents} /> },
   { label: 'Status', cell: (o) => <Status value={o.status} /> },
-  { label: 'Placed', class: 'hide-narrow', cell: (o) => <When iso={o.createdAt} /> },
+  { label: 'Placed', cell: (o) => <When iso={o.createdAt} /> },
 ];
 
-export const OrdersTable = ({ orders, caption }: { orders: OrderRow[]; caption: string }) => (
-  <DataTable caption={caption} rows={orders} empty="No orders yet. The shop is one click away." columns={ORDER_COLUMNS} />
+interface OrdersTableProps {
+  orders: OrderRow[];
+  caption: string;
+  /** Each order's page: the user's own (default), or the console's. */
+  link?: (id: number) => string;
+  empty?: string;
+}
+
+export const OrdersTable = ({ orders, caption, link = (id) => `/dashboard/orders/${id}`, empty = 'No orders yet. The shop is one click away.' }: OrdersTableProps) => (
+  <DataTable caption={caption} rows={orders} empty={empty} columns={orderColumns(link)} />
 );
 
 const TRANSACTION_COLUMNS: Column<TransactionRow>[] = [
@@ -65,7 +79,7 @@ const TRANSACTION_COLUMNS: Column<TransactionRow>[] = [
   },
   { label: 'Amount', class: 'num', cell: (t) => <Money cents={t.amountCents} /> },
   { label: 'Balance after', class: 'num', cell: (t) => <Money cents={t.balanceAfterCents} /> },
-  { label: 'Date', class: 'hide-narrow', cell: (t) => <When iso={t.createdAt} /> },
+  { label: 'Date', cell: (t) => <When iso={t.createdAt} /> },
 ];
 
 export const TransactionsTable = ({ transactions, caption }: { transactions: TransactionRow[]; caption: string }) => (
@@ -88,11 +102,39 @@ const DEPOSIT_COLUMNS: Column<DepositRow>[] = [
     ),
   },
   { label: 'Amount', class: 'num', cell: (d) => <Money cents={d.amountCents} /> },
-  { label: 'Method', class: 'hide-narrow', cell: (d) => (d.cryptoCurrency ? `${d.gateway} (${d.cryptoCurrency})` : d.gateway) },
+  { label: 'Method', cell: (d) => (d.cryptoCurrency ? `${d.gateway} (${d.cryptoCurrency})` : d.gateway) },
   { label: 'Status', cell: (d) => <Status value={d.status} /> },
-  { label: 'Created', class: 'hide-narrow', cell: (d) => <When iso={d.createdAt} /> },
+  { label: 'Created', cell: (d) => <When iso={d.createdAt} /> },
 ];
 
 export const DepositsTable = ({ deposits }: { deposits: DepositRow[] }) => (
   <DataTable caption="Deposits" rows={deposits} empty="No deposits yet." columns={DEPOSIT_COLUMNS} />
+);
+
+/** An order's facts (its page, the user's or the console's); `before` adds rows on top (the console's buyer). */
+export const OrderFacts = ({ order, before, product }: { order: OrderRow; before?: Child; product?: Child }) => (
+  <dl class="facts">
+    {before}
+    <dt>Product</dt>
+    <dd>{product ?? order.productName}</dd>
+    <dt>Quantity</dt>
+    <dd>{order.quantity}</dd>
+    <dt>Unit price</dt>
+    <dd>
+      <Money cents={order.unitPriceCents} />
+    </dd>
+    <dt>Total</dt>
+    <dd>
+      <Money cents={order.totalAmountCents} />
+    </dd>
+    <dt>Status</dt>
+    <dd>
+      <Status value={order.status} />
+      {order.cancellable === 0 && ' (final sale)'}
+    </dd>
+    <dt>Placed</dt>
+    <dd>
+      <When iso={order.createdAt} />
+    </dd>
+  </dl>
 );

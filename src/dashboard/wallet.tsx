@@ -2,7 +2,7 @@ import { Hono, type Context } from 'hono';
 import { readConfig, type AppEnv } from '../env';
 import { PaginationQuery } from '../lib/pagination';
 import { requireSession } from '../middleware/session';
-import { DepositBody } from '../routes/wallet';
+import { DepositBody } from '../schemas/wallet';
 import type { DepositRow } from '../db/schema';
 import { queryAs } from '../services/caller';
 import { createDeposit, depositsQuery } from '../services/deposits';

@@ -13,6 +13,9 @@ export const users = sqliteTable(
     balanceCents: integer('balance_cents').notNull().default(0),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
+    role: text('role', { enum: ['user', 'operator'] }).notNull().default('user'),
+    /** Set while the account is disabled: its keys and sessions are refused, nothing is deleted. */
+    disabledAt: text('disabled_at'),
   },
   (t) => [uniqueIndex('users_email_unique').on(t.email)],
 );
@@ -78,6 +81,7 @@ export const orders = sqliteTable(
     uniqueIndex('orders_order_number_unique').on(t.orderNumber),
     index('orders_user_created').on(t.userId, t.createdAt, t.id),
     index('orders_status_created').on(t.status, t.createdAt),
+    index('orders_created').on(t.createdAt, t.id),
   ],
 );
 
@@ -122,6 +126,8 @@ export const deposits = sqliteTable(
     uniqueIndex('deposits_reference_unique').on(t.reference),
     index('deposits_user_created').on(t.userId, t.createdAt, t.id),
     index('deposits_status_expires').on(t.status, t.expiresAt),
+    index('deposits_created').on(t.createdAt, t.id),
+    index('deposits_status_created').on(t.status, t.createdAt, t.id),
   ],
 );
 
@@ -142,6 +148,7 @@ export const walletTransactions = sqliteTable(
   (t) => [
     uniqueIndex('wallet_transactions_operation_unique').on(t.operationId),
     index('wallet_transactions_user_created').on(t.userId, t.createdAt, t.id),
+    index('wallet_transactions_type_created').on(t.type, t.createdAt),
     uniqueIndex('wallet_transactions_one_purchase').on(t.orderId).where(sql`type = 'purchase'`),
     uniqueIndex('wallet_transactions_one_refund').on(t.orderId).where(sql`type = 'refund'`),
     uniqueIndex('wallet_transactions_one_deposit').on(t.depositId).where(sql`type = 'deposit'`),
@@ -215,6 +222,7 @@ export const gatewayEvents = sqliteTable(
     index('gateway_events_received').on(t.receivedAt, t.id),
     index('gateway_events_gateway_received').on(t.gateway, t.receivedAt, t.id),
     index('gateway_events_deposit_received').on(t.depositId, t.receivedAt, t.id),
+    index('gateway_events_outcome_received').on(t.outcome, t.receivedAt),
   ],
 );
 
@@ -276,7 +284,7 @@ export const webhookDeliveries = sqliteTable(
     error: text('error'),
     at: text('at').notNull(),
   },
-  (t) => [uniqueIndex('webhook_deliveries_attempt_unique').on(t.eventId, t.endpointId, t.attempt)],
+  (t) => [uniqueIndex('webhook_deliveries_attempt_unique').on(t.eventId, t.endpointId, t.attempt), index('webhook_deliveries_at').on(t.at)],
 );
 
 export const sessions = sqliteTable(
@@ -297,6 +305,46 @@ export const sessions = sqliteTable(
   ],
 );
 
+export const AUDIT_ACTIONS = [
+  'user.created',
+  'user.updated',
+  'balance.adjusted',
+  'product.created',
+  'product.updated',
+  'stock.added',
+  'deposit.marked_paid',
+  'password_reset.created',
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+export const auditLog = sqliteTable(
+  'audit_log',
+  {
+    id: integer('id').primaryKey(),
+    /** 'admin_token' or 'user:<id>' */
+    actor: text('actor').notNull(),
+    action: text('action', { enum: AUDIT_ACTIONS }).notNull(),
+    target: text('target').notNull(),
+    /** JSON object, never a secret */
+    details: text('details').notNull(),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [index('audit_log_created').on(t.createdAt, t.id)],
+);
+
+export const passwordResets = sqliteTable(
+  'password_resets',
+  {
+    id: integer('id').primaryKey(),
+    userId: integer('user_id').notNull().references(() => users.id),
+    tokenHash: text('token_hash').notNull(),
+    createdAt: text('created_at').notNull(),
+    expiresAt: text('expires_at').notNull(),
+    usedAt: text('used_at'),
+  },
+  (t) => [uniqueIndex('password_resets_token_hash_unique').on(t.tokenHash), index('password_resets_user').on(t.userId)],
+);
+
 export type OrderRow = typeof orders.$inferSelect;
 export type DepositRow = typeof deposits.$inferSelect;
 export type TransactionRow = typeof walletTransactions.$inferSelect;
@@ -305,3 +353,5 @@ export type GatewayEventRow = typeof gatewayEvents.$inferSelect;
 export type EventRow = typeof events.$inferSelect;
 export type WebhookEndpointRow = typeof webhookEndpoints.$inferSelect;
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
+export type UserRow = typeof users.$inferSelect;
+export type AuditRow = typeof auditLog.$inferSelect;

@@ -51,6 +51,19 @@ export const emailAddress = (field: string) =>
     .max(254, `${field} is too long`)
     .regex(z.regexes.email, `${field} must be a valid email address`);
 
+/** An id as written in a URL or a query: 1..MAX_PATH_ID, digits only, no leading zero. */
+export const ID_TEXT = /^[1-9]\d{0,14}$/;
+export const MAX_PATH_ID = 999_999_999_999_999;
+
+/** An optional id in a query string (`?user_id=`): a 422 unless well-formed, never coerced. */
+export const optionalIdQuery = (name: string) =>
+  z
+    .string()
+    .regex(ID_TEXT, `${name} must be a positive integer, at most ${MAX_PATH_ID}`)
+    .transform(Number)
+    .optional()
+    .openapi({ type: 'integer', minimum: 1, maximum: MAX_PATH_ID });
+
 /**
  * An `Idempotency-Key`: 1..255 printable ASCII characters. HTTP strips spaces around a header value, so a key
  * neither starts nor ends with one.

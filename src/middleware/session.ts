@@ -1,11 +1,12 @@
 import type { Context } from 'hono';
-import { deleteCookie, generateCookie, getCookie, setCookie } from 'hono/cookie';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { createMiddleware } from 'hono/factory';
 import { resilient } from '../db/d1';
 import type { AppEnv } from '../env';
 import { sha256Hex } from '../lib/crypto';
 import { ApiError } from '../lib/errors';
-import { readAs } from '../services/caller';
+import { queryAsOperator, readAs } from '../services/caller';
+import { notFound } from '../lib/errors';
 import { SESSION_ABSOLUTE_MS, SESSION_TOKEN_SHAPE, sessionCaller, touchSession } from '../services/sessions';
 import { runAfterResponse } from './after-response';
 
@@ -42,14 +43,36 @@ export function pathAndQuery(url: URL): string {
 
 /**
  * A page or form that found no live session: 303 to sign-in with `next` (this page with its query, or the path a
- * form posted to), the stale cookie dropped. A response of its own, so it can replace one already rendered.
+ * form posted to). A response of its own, so it can replace one already rendered. A stale cookie is left for the
+ * sign-in page, which drops it and says the session ended (see endedSession).
  */
 export function signInAgain(c: Context): Response {
   const url = new URL(c.req.url);
   const back = c.req.method === 'GET' ? pathAndQuery(url) : url.pathname;
-  const headers = new Headers({ Location: `/dashboard/sign-in?next=${encodeURIComponent(back)}` });
-  if (sessionCookie(c) !== undefined) headers.append('Set-Cookie', generateCookie(SESSION_COOKIE, '', { ...COOKIE, maxAge: 0 }));
-  return new Response(null, { status: 303, headers });
+  return new Response(null, { status: 303, headers: { Location: `/dashboard/sign-in?next=${encodeURIComponent(back)}` } });
+}
+
+/**
+ * For the sign-in page: whether the browser still holds the cookie of a session that is no longer live (it expired,
+ * was signed out elsewhere, or a password change ended it); such a cookie, or a malformed one, is dropped. Told by
+ * the cookie and the database, never by the URL, so a link from elsewhere cannot make the page claim a session ended.
+ * One round trip, only when a cookie came with the request.
+ */
+export async function endedSession(c: Context<AppEnv>): Promise<boolean> {
+  const token = sessionCookie(c);
+  if (token === undefined) return false;
+  let ended = false;
+  if (SESSION_TOKEN_SHAPE.test(token)) {
+    try {
+      await readAs(c.var.db, sessionCaller(await sha256Hex(token)), []);
+      return false;
+    } catch (err) {
+      if (!isUnauthorized(err)) throw err;
+      ended = true;
+    }
+  }
+  clearSessionCookie(c);
+  return ended;
 }
 
 /** The hash of the session this request came with (a password change keeps it). */
@@ -81,3 +104,18 @@ export const requireSession = createMiddleware<AppEnv>(async (c, next) => {
   const touch = caller.proved && touchSession(resilient(c.env.DB), tokenHash, caller.proved.lastUsedAt);
   if (touch) runAfterResponse(c, touch);
 });
+
+/**
+ * The console's pages and posts: a session (as requireSession) whose user is an operator. Each page's and form's own
+ * batch proves both (queryAsOperator, writeAsActor); a response made without such a batch (an idempotent form's
+ * replay, a refusal before any batch) pays one proof read here. A signed-in non-operator gets 404: the console is
+ * not revealed.
+ */
+export const requireOperatorSession = createMiddleware<AppEnv>((c, next) =>
+  requireSession(c, async () => {
+    await next();
+    const caller = c.var.caller;
+    if (!caller.proved) await queryAsOperator(c.var.db, caller, []);
+    else if (caller.proved.role !== 'operator') throw notFound('Page');
+  }),
+);

@@ -5,101 +5,28 @@ import type { AppEnv } from '../env';
 import { hmacSha256Hex, openSealed, sealText } from '../lib/crypto';
 import { envelope, ok } from '../lib/envelope';
 import { fieldError } from '../lib/errors';
-import { centsToAmount } from '../lib/money';
 import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse } from './openapi';
 import { idempotent } from '../middleware/idempotency';
 import { publishAfterResponse } from '../middleware/publish-events';
 import { purgeStock } from '../middleware/stock-cache';
-import { trimmedText, usdAmount } from '../lib/validation';
-import { addStock, createProduct, MAX_ITEMS_PER_UPLOAD, normaliseItems, updateProduct, type StockUpload } from '../services/products';
+import { AdjustmentBody, ProductBody, productInput } from '../schemas/operator';
+import { CreateUserBody } from '../schemas/users';
+import { addStock, checkedUpload, createProduct, MAX_ITEM_LENGTH, MAX_ITEMS_PER_UPLOAD, updateProduct, type StockUpload } from '../services/products';
 import { markDepositPaid, type CreditSnapshot } from '../services/deposits';
 import { OPERATOR } from '../services/idempotency';
 import { createUser, type UserCreationSnapshot, type UserProfile } from '../services/users';
 import { adjustBalance } from '../services/wallet';
-import { DepositStatus, finalSaleFlag, presentDepositStatus, presentTransaction, Transaction } from './representations';
-import { presentProfile, userEmail, userName, UserProfileSchema } from './user';
+import { ADMIN_TOKEN_ACTOR } from '../services/audit-log';
+import { DepositStatus, presentDepositStatus, presentProduct, presentTransaction, Product, Transaction } from './representations';
+import { presentProfile, UserProfileSchema } from './user';
 
 const security = [{ AdminBearer: [] }];
 // Every admin POST/PATCH takes an Idempotency-Key in the operator's own key namespace.
 const parameters = [idempotencyKeyParameter];
 const asOperator = { owner: OPERATOR } as const;
 const tags = ['Admin'];
-const MAX_ITEM_LENGTH = 4096;
-const MAX_PRICE_CENTS = 100_000_000;
-const MAX_ADJUSTMENT_CENTS = 100_000_000;
 
-export const CreateUserBody = z.object({
-  name: userName,
-  email: userEmail,
-  password: z.string().min(8, 'password must be at least 8 characters').max(200, 'password is too long'),
-});
-
-const AdjustmentBody = z.object({
-  amount: usdAmount('amount', -MAX_ADJUSTMENT_CENTS, MAX_ADJUSTMENT_CENTS)
-    .refine((cents) => cents !== 0, 'amount must not be zero')
-    .openapi({ not: { const: 0 } }),
-  description: trimmedText('description', 500),
-});
-
-const packSizes = z
-  .array(z.int().min(1).max(1000), 'allowed_quantities must be an array of integers')
-  .min(1, 'allowed_quantities must not be empty')
-  .max(100)
-  .nullable();
-
-const ProductBody = z.object({
-  name: trimmedText('name', 200),
-  sku: trimmedText('sku', 100),
-  category: trimmedText('category', 100).nullable().optional(),
-  price: usdAmount('price', 1, MAX_PRICE_CENTS),
-  allowed_quantities: packSizes.optional(),
-  active: z.boolean('active must be a boolean').optional(),
-  cancellable: z.boolean('cancellable must be a boolean').optional().openapi({
-    description: 'default true; false makes the product final sale: its orders (from now on) can never be cancelled',
-  }),
-});
-
-const Product = z
-  .object({
-    id: z.number().int(),
-    name: z.string(),
-    sku: z.string(),
-    category: z.string().nullable(),
-    price: z.number(),
-    allowed_quantities: z.array(z.number().int()).nullable(),
-    active: z.boolean(),
-    cancellable: finalSaleFlag,
-    stock_count: z.number().int(),
-    created_at: z.string(),
-    updated_at: z.string(),
-  })
-  .openapi('Product');
-
-const presentProduct = (p: ProductRow) => ({
-  id: p.id,
-  name: p.name,
-  sku: p.sku,
-  category: p.category,
-  price: centsToAmount(p.priceCents),
-  allowed_quantities: p.allowedQuantities === null ? null : (JSON.parse(p.allowedQuantities) as number[]),
-  active: p.active === 1,
-  cancellable: p.cancellable === 1,
-  stock_count: p.stockCount,
-  created_at: p.createdAt,
-  updated_at: p.updatedAt,
-});
-
-const productInput = (body: Partial<z.output<typeof ProductBody>>) => ({
-  name: body.name,
-  sku: body.sku,
-  category: body.category,
-  priceCents: body.price,
-  allowedQuantities: body.allowed_quantities,
-  active: body.active,
-  cancellable: body.cancellable,
-});
-
-// What `uploadItems` enforces, as patterns for the document: an item once trimmed is at most MAX_ITEM_LENGTH
+// What `checkedUpload` enforces, as patterns for the document: an item once trimmed is at most MAX_ITEM_LENGTH
 // characters with no line break, and a blank one is skipped. Each input has one way to match (no runaway
 // backtracking in the tools that evaluate them).
 const TRIMMED_ITEM = `\\S(?:[^\\r\\n]{0,${MAX_ITEM_LENGTH - 2}}\\S)?`;
@@ -122,15 +49,6 @@ const StockUploadText = z.string().openapi({
   example: 'CODE-1\nCODE-2',
 });
 
-/** Upload items: validated here so JSON and text bodies obey the same limits. */
-function uploadItems(raw: string[]): string[] {
-  const items = normaliseItems(raw);
-  if (items.length > MAX_ITEMS_PER_UPLOAD) throw fieldError('items', `at most ${MAX_ITEMS_PER_UPLOAD} items per call`);
-  // Characters are code points, as JSON Schema counts them.
-  if (items.some((item) => [...item].length > MAX_ITEM_LENGTH)) throw fieldError('items', `an item may be at most ${MAX_ITEM_LENGTH} characters`);
-  if (items.some((item) => /[\r\n]/.test(item))) throw fieldError('items', 'an item may not contain line breaks');
-  return items;
-}
 
 // zod-openapi runs the JSON validator on every request when a body is `required`, which would refuse text/plain
 // uploads: the route validates with `required: false` (the handler refuses a missing body), and the document, which
@@ -163,19 +81,18 @@ const addStockRoute = createRoute({
 });
 
 /**
- * The first API key of a user created under an Idempotency-Key is kept for its replay sealed (AES-GCM) under the admin
- * token and that Idempotency-Key: the database never holds it in clear, and only the operator who sent both reads it.
+ * The first API key of a user created under an Idempotency-Key (or a password reset link) is kept for its replay
+ * sealed (AES-GCM) under the admin token and that Idempotency-Key: the database never holds it in clear, and only the operator who sent both reads it.
  * (A replay under another token never gets here: the request hash covers the password through an HMAC under the token.)
  */
-function firstKeySealing(c: Context<AppEnv>) {
+export function operatorSealing(c: Context<AppEnv>, purpose: string) {
   const secret = `${c.env.ADMIN_TOKEN}\n${c.req.header('Idempotency-Key')}`;
-  const purpose = 'admin-user-first-api-key';
   return {
-    seal: (apiKey: string) => sealText(secret, purpose, apiKey),
+    seal: (secretText: string) => sealText(secret, purpose, secretText),
     open: async (sealed: string) => {
-      const apiKey = await openSealed(secret, purpose, sealed);
-      if (apiKey === null) throw new Error('The sealed API key of an idempotency record cannot be opened: the record was altered.');
-      return apiKey;
+      const secretText = await openSealed(secret, purpose, sealed);
+      if (secretText === null) throw new Error(`The sealed ${purpose} of an idempotency record cannot be opened: the record was altered.`);
+      return secretText;
     },
   };
 }
@@ -198,7 +115,7 @@ export const adminRouter = createRouter()
     }),
     async (c) => {
       const body = c.req.valid('json');
-      const sealing = firstKeySealing(c);
+      const sealing = operatorSealing(c, 'admin-user-first-api-key');
       const created = (user: UserProfile, apiKey: string) => ({ status: 201 as const, body: ok({ ...presentProfile(user), api_key: apiKey }, 'User created.') });
       // The request is remembered by a hash; the password enters it only through an HMAC under the admin token.
       const request = { ...body, password: await hmacSha256Hex(c.env.ADMIN_TOKEN ?? '', body.password) };
@@ -206,7 +123,7 @@ export const adminRouter = createRouter()
         c,
         request,
         async (claim) => {
-          const { user, apiKey } = await createUser(c.var.db, body, claim && { claim, seal: sealing.seal });
+          const { user, apiKey } = await createUser(c.var.db, ADMIN_TOKEN_ACTOR, body, claim && { claim, seal: sealing.seal });
           return created(user, apiKey);
         },
         { ...asOperator, render: async (snapshot) => created(snapshot as UserProfile, await sealing.open((snapshot as UserCreationSnapshot).sealedApiKey)) },
@@ -231,7 +148,7 @@ export const adminRouter = createRouter()
       return idempotent(
         c,
         body,
-        async (claim) => adjusted(await adjustBalance(c.var.db, c.req.valid('param').id, body.amount, body.description, claim, publishAfterResponse(c))),
+        async (claim) => adjusted(await adjustBalance(c.var.db, ADMIN_TOKEN_ACTOR, c.req.valid('param').id, body.amount, body.description, claim, publishAfterResponse(c))),
         { ...asOperator, render: (snapshot) => adjusted(snapshot as TransactionRow) },
       );
     },
@@ -262,7 +179,7 @@ export const adminRouter = createRouter()
         c,
         body,
         async (claim) => {
-          const product = await createProduct(c.var.db, { ...productInput(body), name: body.name, sku: body.sku, priceCents: body.price }, claim);
+          const product = await createProduct(c.var.db, ADMIN_TOKEN_ACTOR, { ...productInput(body), name: body.name, sku: body.sku, priceCents: body.price }, claim);
           await purgeStock(c, [product.id]);
           return created(product);
         },
@@ -289,7 +206,7 @@ export const adminRouter = createRouter()
         c,
         body,
         async (claim) => {
-          const product = await updateProduct(c.var.db, c.req.valid('param').id, productInput(body), claim);
+          const product = await updateProduct(c.var.db, ADMIN_TOKEN_ACTOR, c.req.valid('param').id, productInput(body), claim);
           await purgeStock(c, [product.id]);
           return updated(product);
         },
@@ -305,7 +222,7 @@ export const adminRouter = createRouter()
       const raw = isText ? (await c.req.text()).split('\n') : (c.req.valid('json') as { items?: string[] }).items;
       if (raw === undefined) throw fieldError('items', 'items is required (or send a text/plain body)');
       const { id } = c.req.valid('param');
-      const items = uploadItems(raw);
+      const items = checkedUpload(raw);
       const added = (upload: StockUpload) => ({
         status: 201 as const,
         body: ok({ added: upload.added, skipped: upload.skipped, stock_count: upload.stockCount }, 'Stock added.'),
@@ -315,7 +232,7 @@ export const adminRouter = createRouter()
         c,
         { items },
         async (claim) => {
-          const upload = await addStock(c.var.db, id, items, claim);
+          const upload = await addStock(c.var.db, ADMIN_TOKEN_ACTOR, id, items, claim);
           await purgeStock(c, [id]);
           return added(upload);
         },
@@ -343,7 +260,7 @@ export const adminRouter = createRouter()
       return idempotent(
         c,
         {},
-        async (claim) => confirmed(await markDepositPaid(c.var.db, c.req.valid('param').id, claim, publishAfterResponse(c))),
+        async (claim) => confirmed(await markDepositPaid(c.var.db, ADMIN_TOKEN_ACTOR, c.req.valid('param').id, claim, publishAfterResponse(c))),
         { ...asOperator, render: (snapshot) => confirmed(snapshot as CreditSnapshot) },
       );
     },

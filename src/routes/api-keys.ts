@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { envelope, messageEnvelope, ok } from '../lib/envelope';
 import { createRouter, errorResponses, IdParams, idLinks, jsonBody, jsonResponse, securedByApiKey } from './openapi';
-import { trimmedText } from '../lib/validation';
+import { CreateApiKeyBody } from '../schemas/api-keys';
 import { createApiKey, listApiKeys, revokeApiKey } from '../services/api-keys';
 
 const ApiKey = z
@@ -24,10 +24,6 @@ const CreatedApiKey = z
     created_at: z.string().openapi({ format: 'date-time' }),
   })
   .openapi('CreatedApiKey');
-
-export const CreateApiKeyBody = z.object({
-  name: trimmedText('name', 100),
-});
 
 const tags = ['API keys'];
 

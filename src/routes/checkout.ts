@@ -7,6 +7,7 @@ import { findDeposit } from '../services/deposits';
 import { getGateway, isGatewayName } from '../services/gateways';
 import { sameOriginOnly } from '../middleware/same-origin';
 import type { DepositRow } from '../db/schema';
+import { STATIC_ASSETS } from '../generated/static-assets';
 
 // Development-only stand-in for a gateway's hosted checkout (served when DEV_CHECKOUT=true). Its buttons make the
 // server sign a webhook with the gateway's secret and deliver it to the service's own webhook route, exactly as the
@@ -26,7 +27,7 @@ function checkoutPage(deposit: DepositRow, nonce: string): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Checkout: deposit #${deposit.id}</title>
-<link rel="icon" href="/dashboard/assets/icon.svg" type="image/svg+xml">
+<link rel="icon" href="${STATIC_ASSETS['icon.svg']}" type="image/svg+xml">
 <style nonce="${nonce}">
   body { font: 16px/1.5 system-ui, sans-serif; max-width: 28rem; margin: 3rem auto; padding: 0 1rem; color: #1a1a1a; }
   .card { border: 1px solid #ddd; border-radius: 12px; padding: 1.5rem; }
@@ -56,6 +57,7 @@ function checkoutPage(deposit: DepositRow, nonce: string): string {
   </p>
   <p id="result" role="status" aria-live="polite"></p>
   <p class="note">Local stand-in for the payment gateway: the buttons send the gateway's signed webhook.</p>
+  <p><a href="/dashboard/wallet">Back to your wallet</a></p>
 </main>
 <script nonce="${nonce}">
   const countdown = document.getElementById('countdown');

@@ -1,7 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { GatewayEventRow } from '../db/schema';
 import { centsToAmount } from '../lib/money';
-import { createRouter, errorResponses, ID_TEXT, jsonResponse, MAX_PATH_ID } from './openapi';
+import { createRouter, errorResponses, jsonResponse } from './openapi';
+import { optionalIdQuery } from '../lib/validation';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
 import { listGatewayEvents } from '../services/gateway-events';
 import { GATEWAYS, WEBHOOK_STATUSES } from '../services/gateways';
@@ -10,12 +11,7 @@ import { GATEWAYS, WEBHOOK_STATUSES } from '../services/gateways';
 
 const GatewayEventsQuery = PaginationQuery.extend({
   gateway: z.enum(GATEWAYS, `gateway must be one of ${GATEWAYS.join(', ')}`).optional(),
-  deposit_id: z
-    .string()
-    .regex(ID_TEXT, `deposit_id must be a positive integer, at most ${MAX_PATH_ID}`)
-    .transform(Number)
-    .optional()
-    .openapi({ type: 'integer', minimum: 1, maximum: MAX_PATH_ID }),
+  deposit_id: optionalIdQuery('deposit_id'),
 });
 
 const GatewayEvent = z

@@ -2,7 +2,7 @@ import { OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../env';
 import { ErrorBody } from '../lib/envelope';
 import { fieldErrors, validationFailed } from '../lib/errors';
-import { IDEMPOTENCY_KEY } from '../lib/validation';
+import { ID_TEXT, IDEMPOTENCY_KEY, MAX_PATH_ID } from '../lib/validation';
 
 /** Every router validates through this hook, so a bad request is always the same 422 envelope. */
 export function createRouter() {
@@ -62,9 +62,7 @@ export function errorResponses(...statuses: ErrorStatus[]) {
   ) as Record<ErrorStatus, ReturnType<typeof jsonResponse<typeof ErrorBody>>>;
 }
 
-/** An id as written in a URL: 1..MAX_PATH_ID, digits only, no leading zero. */
-export const ID_TEXT = /^[1-9]\d{0,14}$/;
-export const MAX_PATH_ID = 999_999_999_999_999;
+export { ID_TEXT, MAX_PATH_ID };
 
 /** Positive integer path id (1..MAX_PATH_ID); anything else is a 422, never a 500 or a silent coercion. */
 export const pathId = (name: string) =>

@@ -1,6 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { readConfig } from '../env';
-import type { Context } from 'hono';
 import { envelope, ok } from '../lib/envelope';
 import { centsToAmount } from '../lib/money';
 import type { OrderRow } from '../db/schema';
@@ -9,34 +8,13 @@ import { publishAfterResponse } from '../middleware/publish-events';
 import { purgeStock } from '../middleware/stock-cache';
 import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse, securedByApiKey } from './openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
-import { cancelOrder, getOrder, listOrders, purchase, purchaseReplay, type OrderWithItems as PlacedOrder } from '../services/orders';
+import { cancelOrder, getOrder, listOrders, orderExportFile, purchase, purchaseReplay, type OrderWithItems as PlacedOrder } from '../services/orders';
+import { PurchaseBody } from '../schemas/orders';
 import { Order, OrderWithItems, presentOrder, presentOrderWithItems } from './representations';
-
-const MAX_QUANTITY = 1000;
-
-export const PurchaseBody = z.object({
-  product_id: z
-    .int('product_id must be an integer')
-    .min(1, 'product_id must be a positive integer')
-    .max(Number.MAX_SAFE_INTEGER, 'product_id is too large')
-    .openapi({ example: 1 }),
-  quantity: z
-    .int('quantity must be an integer')
-    .min(1, 'quantity must be at least 1')
-    .max(MAX_QUANTITY, `quantity may not be greater than ${MAX_QUANTITY}`)
-    .openapi({ example: 1 }),
-});
 
 const ExportQuery = z.object({
   format: z.enum(['txt'], "format must be 'txt'").optional().openapi({ default: 'txt' }),
 });
-
-/** An order's items as a text file, one per line (the API's export, and the dashboard's). */
-export const orderExport = (c: Context, { order, stockItems }: PlacedOrder) =>
-  c.text(stockItems.map((item) => `${item}\n`).join(''), 200, {
-    'Content-Type': 'text/plain; charset=utf-8',
-    'Content-Disposition': `attachment; filename="${order.orderNumber}.txt"`,
-  });
 
 const tags = ['Orders'];
 
@@ -160,5 +138,8 @@ export const ordersRouter = createRouter()
         ...errorResponses(401, 404, 422, 429),
       },
     }),
-    async (c) => orderExport(c, await getOrder(c.var.db, c.var.caller, c.req.valid('param').id)),
+    async (c) => {
+      const file = orderExportFile(await getOrder(c.var.db, c.var.caller, c.req.valid('param').id));
+      return c.text(file.text, 200, file.headers);
+    },
   );

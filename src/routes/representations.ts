@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import type { DepositRow, OrderRow, TransactionRow } from '../db/schema';
+import type { DepositRow, OrderRow, ProductRow, TransactionRow } from '../db/schema';
 import { centsToAmount } from '../lib/money';
 import type { StockEntry as StockRow } from '../services/stock';
 
@@ -130,4 +130,34 @@ export const presentStock = (s: StockRow) => ({
   in_stock: s.stockCount > 0,
   price: centsToAmount(s.priceCents),
   cancellable: s.cancellable === 1,
+});
+
+export const Product = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    sku: z.string(),
+    category: z.string().nullable(),
+    price: z.number(),
+    allowed_quantities: z.array(z.number().int()).nullable(),
+    active: z.boolean(),
+    cancellable: finalSaleFlag,
+    stock_count: z.number().int(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi('Product');
+
+export const presentProduct = (p: ProductRow) => ({
+  id: p.id,
+  name: p.name,
+  sku: p.sku,
+  category: p.category,
+  price: centsToAmount(p.priceCents),
+  allowed_quantities: p.allowedQuantities === null ? null : (JSON.parse(p.allowedQuantities) as number[]),
+  active: p.active === 1,
+  cancellable: p.cancellable === 1,
+  stock_count: p.stockCount,
+  created_at: p.createdAt,
+  updated_at: p.updatedAt,
 });

@@ -49,7 +49,7 @@ export const revokedItemsRouter = createRouter().openapi(
       product_id: r.productId,
       sku: r.sku,
       item: r.item,
-      revoked_at: r.revokedAt!,
+      revoked_at: r.revokedAt,
     }));
     return c.json(paged(data, page, total), 200);
   },

@@ -3,7 +3,7 @@ import { envelope, ok } from '../lib/envelope';
 import { centsToAmount } from '../lib/money';
 import { emailChangeThrottle, passwordCheckThrottle } from '../middleware/rate-limit';
 import { createRouter, errorResponses, jsonBody, jsonResponse, securedByApiKey } from './openapi';
-import { emailAddress, trimmedText, withConfirmation } from '../lib/validation';
+import { ChangePasswordBody, UpdateProfileBody } from '../schemas/users';
 import { changePassword, getDashboard, getProfile, updateProfile, type UserProfile } from '../services/users';
 import { Order, presentOrder, presentTransaction, Transaction } from './representations';
 
@@ -24,22 +24,6 @@ export const presentProfile = (u: UserProfile) => ({
   balance: centsToAmount(u.balanceCents),
   created_at: u.createdAt,
 });
-
-export const userName = trimmedText('name', 100);
-export const userEmail = emailAddress('email');
-
-export const UpdateProfileBody = z.object({ name: userName.optional(), email: userEmail.optional() });
-
-export const ChangePasswordBody = withConfirmation(
-  z.object({
-    current_password: z.string().min(1, 'current_password is required'),
-    new_password: z.string().min(8, 'new_password must be at least 8 characters').max(200, 'new_password is too long'),
-    new_password_confirmation: z.string(),
-  }),
-  'new_password',
-  'new_password_confirmation',
-  'new_password',
-);
 
 const Dashboard = z
   .object({

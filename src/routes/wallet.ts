@@ -6,23 +6,10 @@ import type { DepositRow } from '../db/schema';
 import { idempotent } from '../middleware/idempotency';
 import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse, securedByApiKey } from './openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
-import { usdAmount } from '../lib/validation';
+import { DepositBody } from '../schemas/wallet';
 import { createDeposit, getDeposit, listDeposits } from '../services/deposits';
-import { CRYPTO_CURRENCIES, GATEWAY_INPUTS } from '../services/gateways';
 import { getBalanceCents, listTransactions } from '../services/wallet';
 import { Deposit, DepositStatus, presentDeposit, presentDepositStatus, presentTransaction, Transaction } from './representations';
-
-const MIN_DEPOSIT_CENTS = 100;
-const MAX_DEPOSIT_CENTS = 1_000_000;
-
-export const DepositBody = z.object({
-  amount: usdAmount('amount', MIN_DEPOSIT_CENTS, MAX_DEPOSIT_CENTS).openapi({ example: 50 }),
-  gateway: z.enum(GATEWAY_INPUTS, `gateway must be one of ${GATEWAY_INPUTS.join(', ')}`),
-  crypto_currency: z
-    .enum(CRYPTO_CURRENCIES, `crypto_currency must be one of ${CRYPTO_CURRENCIES.join(', ')}`)
-    .optional()
-    .openapi({ description: 'crypto gateways only; default USDT' }),
-});
 
 const CreatedDeposit = z
   .object({

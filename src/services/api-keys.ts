@@ -6,6 +6,7 @@ import { randomBase62, sha256Hex } from '../lib/crypto';
 import { ApiError, notFound } from '../lib/errors';
 import { isoNow } from '../lib/time';
 import { readAs, writeAs, type Caller } from './caller';
+import { recordClaim, type IdempotencyClaim } from './idempotency';
 import { endOwnedRow } from './owned-rows';
 
 export const MAX_ACTIVE_KEYS = 5;
@@ -54,10 +55,20 @@ export interface CreatedKey {
   created_at: string;
 }
 
-export async function createApiKey(d1: Db, caller: Caller, name: string): Promise<CreatedKey> {
+/**
+ * With a claim (the dashboard's key form), the key's idempotency record is written in the same batch. Its snapshot is
+ * the key's row without the key (id, name, preview, created_at): a replay can say which key was created, never show it.
+ */
+export async function createApiKey(d1: Db, caller: Caller, name: string, claim?: IdempotencyClaim): Promise<CreatedKey> {
   const issued = await issueKey();
   const [created] = await writeAs(d1, caller, {
-    writes: [insertKeyUnderLimit(caller.userId, name, issued, isoNow())],
+    writes: [
+      insertKeyUnderLimit(caller.userId, name, issued, isoNow()),
+      ...(claim
+        ? recordClaim(caller, claim, sql`SELECT id, json_object('id', id, 'name', name, 'key_preview', key_preview, 'created_at', created_at) AS snapshot
+            FROM api_keys WHERE key_hash = ${issued.keyHash}`)
+        : []),
+    ],
     reads: [sql`SELECT id, name, key_preview, created_at FROM api_keys WHERE key_hash = ${issued.keyHash}`],
     committed: ([row]) => rowsOf(row).length > 0,
   });

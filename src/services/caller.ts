@@ -2,7 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { rowsOf, toStatement } from '../db/batch';
 import type { Db } from '../db/client';
 import { writeBatch, type WritePlan } from '../db/d1';
-import { unauthorized } from '../lib/errors';
+import { notFound, unauthorized } from '../lib/errors';
 
 /**
  * Who a request acts for, as SQL: the credential is not looked up before the work, it travels in the work's own
@@ -19,15 +19,21 @@ export interface Caller {
 
 export interface CallerProof {
   userId: number;
+  /** The credential's user's role (a dashboard session's proof says it; the console needs `operator`). */
+  role?: 'user' | 'operator';
   /** The API key's id, or the session's id for a dashboard session. */
   credentialId: number;
   lastUsedAt: string | null;
 }
 
+/** The user of a credential row may act: not disabled (a disabled user's keys and sessions prove nothing). */
+export const enabledUser = (userId: SQL) => sql`EXISTS (SELECT 1 FROM users u WHERE u.id = ${userId} AND u.disabled_at IS NULL)`;
+
 export function apiKeyCaller(keyHash: string): Caller {
+  const live = sql`key_hash = ${keyHash} AND revoked_at IS NULL AND ${enabledUser(sql`api_keys.user_id`)}`;
   return {
-    userId: sql`(SELECT user_id FROM api_keys WHERE key_hash = ${keyHash} AND revoked_at IS NULL)`,
-    proof: sql`SELECT user_id AS userId, id AS credentialId, last_used_at AS lastUsedAt FROM api_keys WHERE key_hash = ${keyHash} AND revoked_at IS NULL`,
+    userId: sql`(SELECT user_id FROM api_keys WHERE ${live})`,
+    proof: sql`SELECT user_id AS userId, id AS credentialId, last_used_at AS lastUsedAt FROM api_keys WHERE ${live}`,
   };
 }
 
@@ -49,7 +55,11 @@ type Values<Q extends readonly Query<unknown>[]> = { [K in keyof Q]: Q[K] extend
 
 /** Queries for a caller, all in one batch `[proof, ...reads]` (see readAs). */
 export async function queryAs<const Q extends readonly Query<unknown>[]>(d1: Db, caller: Caller, queries: Q): Promise<Values<Q>> {
-  const results = await readAs(d1, caller, queries.flatMap((q) => q.reads));
+  return parseAll(queries, await readAs(d1, caller, queries.flatMap((q) => q.reads)));
+}
+
+/** Each query's value from its share of one batch's results. */
+function parseAll<const Q extends readonly Query<unknown>[]>(queries: Q, results: D1Result[]): Values<Q> {
   let at = 0;
   return queries.map((q) => q.parse(results.slice(at, (at += q.reads.length)))) as Values<Q>;
 }
@@ -81,4 +91,25 @@ export async function writeOutcomeAs(d1: Db, caller: Caller, plan: Omit<WritePla
   const { before, reads, settled } = await writeBatch(d1, { ...plan, before: [caller.proof] });
   if (!settled) prove(caller, before[0]);
   return { reads, settled };
+}
+
+/**
+ * The console's check, on a proof already in the batch: a live session whose user is not an operator is answered as
+ * if the page did not exist (404), so the console is not revealed; no live session at all stays a 401 (sign-in).
+ */
+export function proveOperator(caller: Caller, proofResult: D1Result | undefined): void {
+  prove(caller, proofResult);
+  if (caller.proved?.role !== 'operator') throw notFound('Page');
+}
+
+/** `queryAs` for the console: the same one batch, answered only for an operator's session. */
+export async function queryAsOperator<const Q extends readonly Query<unknown>[]>(d1: Db, caller: Caller, queries: Q): Promise<Values<Q>> {
+  const [proof, ...results] = await d1.batch([caller.proof, ...queries.flatMap((q) => q.reads)].map((s) => toStatement(d1, s)));
+  proveOperator(caller, proof);
+  return parseAll(queries, results);
+}
+
+/** Queries of the operator's API (behind the admin token, which the middleware checked): one batch, no proof. */
+export async function queryPlain<const Q extends readonly Query<unknown>[]>(d1: Db, queries: Q): Promise<Values<Q>> {
+  return parseAll(queries, await d1.batch(queries.flatMap((q) => q.reads).map((s) => toStatement(d1, s))));
 }

@@ -23,6 +23,7 @@ import { logAmountMismatch, loggedEvent, logEvent, receiveEvent, type ReceivedEv
 import { changeRowsWithEvents, eventIdsOf, inOutbox, newEvent, recordEvent, type Publish } from './events';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
+import { auditEntry, writeAsActor, type Actor } from './audit-log';
 
 export interface DepositRequest {
   amountCents: number;
@@ -106,6 +107,8 @@ export interface CreditSnapshot {
  */
 export interface CreditRecords {
   received?: ReceivedEvent;
+  /** An operator's confirmation: audited, and a console session's proof leads the batch. */
+  actor?: Actor;
   claim?: IdempotencyClaim;
   publish?: Publish;
 }
@@ -121,14 +124,14 @@ export async function creditDeposit(
   d1: Db,
   deposit: DepositRow,
   transactionId: string,
-  { received, claim, publish }: CreditRecords = {},
+  { received, actor, claim, publish }: CreditRecords = {},
 ): Promise<{ deposit: DepositRow; credited: boolean }> {
   const now = isoNow();
   const operationId = newOperationId();
   const creditedHere = sql`EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId})`;
   const event = newEvent('deposit.paid', now);
   const [read, credit, outbox] = (
-    await writeBatch(d1, {
+    await writeAsActor(d1, actor, {
       writes: [
         ...walletMovement({
           userId: deposit.userId,
@@ -152,6 +155,20 @@ export async function creditDeposit(
                                              FROM deposits d WHERE d.id = ${deposit.id}`)
           : []),
         recordEvent(event, deposits, sql`id = ${deposit.id} AND ${creditedHere}`),
+        ...(actor
+          ? [
+              auditEntry(
+                actor,
+                {
+                  action: 'deposit.marked_paid',
+                  target: sql`'deposit:' || deposit_id`,
+                  details: sql`json_object('user_id', user_id, 'amount', amount_cents / 100.0, 'transaction_id', id)`,
+                  from: sql`FROM wallet_transactions WHERE operation_id = ${operationId}`,
+                },
+                now,
+              ),
+            ]
+          : []),
       ],
       reads: [
         sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE id = ${deposit.id}`,
@@ -220,8 +237,8 @@ export async function applyGatewayEvent(d1: Db, gateway: GatewayName, event: Gat
 }
 
 /** Operator confirmation of a payment seen outside the webhook: the same single credit path. */
-export async function markDepositPaid(d1: Db, depositId: number, claim?: IdempotencyClaim, publish?: Publish) {
-  return creditDeposit(d1, await findDeposit(d1, depositId), `manual-${depositId}`, { claim, publish });
+export async function markDepositPaid(d1: Db, actor: Actor, depositId: number, claim?: IdempotencyClaim, publish?: Publish) {
+  return creditDeposit(d1, await findDeposit(d1, depositId), `manual-${depositId}`, { actor, claim, publish });
 }
 
 /**

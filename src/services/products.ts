@@ -1,13 +1,14 @@
 import { eq, sql, type SQL } from 'drizzle-orm';
 import { columnsOf, rowJson, rowsOf } from '../db/batch';
 import { getDb, type Db } from '../db/client';
-import { writeBatch } from '../db/d1';
 import { isUniqueViolation } from '../db/errors';
 import { products, type ProductRow } from '../db/schema';
 import { randomBase62 } from '../lib/crypto';
 import { fieldError, notFound } from '../lib/errors';
+import { centsToAmount } from '../lib/money';
 import { isoNow } from '../lib/time';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
+import { auditEntry, jsonDetails, writeAsActor, type Actor } from './audit-log';
 
 export interface ProductInput {
   name: string;
@@ -31,7 +32,7 @@ const productWhere = (condition: SQL) => sql`SELECT id, ${rowJson(products)} AS 
  * One batch: the insert, then (with an Idempotency-Key) its record. The new row is found by its sku and creation
  * time, both known before the batch, so a fault that hid the outcome is settled by looking it up.
  */
-export async function createProduct(d1: Db, input: ProductInput, claim?: IdempotencyClaim): Promise<ProductRow> {
+export async function createProduct(d1: Db, actor: Actor, input: ProductInput, claim?: IdempotencyClaim): Promise<ProductRow> {
   const now = isoNow();
   const created = sql`sku = ${input.sku} AND created_at = ${now}`;
   try {
@@ -50,8 +51,8 @@ export async function createProduct(d1: Db, input: ProductInput, claim?: Idempot
         updatedAt: now,
       })
       .getSQL();
-    const { reads } = await writeBatch(d1, {
-      writes: [insert, ...(claim ? recordClaim(OPERATOR, claim, productWhere(created)) : [])],
+    const { reads } = await writeAsActor(d1, actor, {
+      writes: [insert, ...(claim ? recordClaim(OPERATOR, claim, productWhere(created)) : []), productAudit(actor, 'product.created', input, created, now)],
       reads: [sql`SELECT ${columnsOf(products)} FROM products WHERE ${created}`],
       committed: ([product]) => rowsOf(product).length > 0,
     });
@@ -62,8 +63,15 @@ export async function createProduct(d1: Db, input: ProductInput, claim?: Idempot
   }
 }
 
+/** The audit entry of a product write: the fields the operator sent (prices in USD), once the row shows the write. */
+function productAudit(actor: Actor, action: 'product.created' | 'product.updated', input: Partial<ProductInput>, written: SQL, now: string): SQL {
+  const { priceCents, allowedQuantities, ...rest } = input;
+  const fields = { ...rest, price: priceCents === undefined ? undefined : centsToAmount(priceCents), allowed_quantities: allowedQuantities };
+  return auditEntry(actor, { action, target: sql`'product:' || id`, details: jsonDetails(fields), from: sql`FROM products WHERE ${written}` }, now);
+}
+
 /** One batch: the update, then (with an Idempotency-Key) its record; its `updated_at`, generated here, says it applied. */
-export async function updateProduct(d1: Db, productId: number, input: Partial<ProductInput>, claim?: IdempotencyClaim): Promise<ProductRow> {
+export async function updateProduct(d1: Db, actor: Actor, productId: number, input: Partial<ProductInput>, claim?: IdempotencyClaim): Promise<ProductRow> {
   const now = isoNow();
   const updated = sql`id = ${productId} AND updated_at = ${now}`;
   try {
@@ -81,8 +89,8 @@ export async function updateProduct(d1: Db, productId: number, input: Partial<Pr
       })
       .where(eq(products.id, productId))
       .getSQL();
-    const { reads } = await writeBatch(d1, {
-      writes: [update, ...(claim ? recordClaim(OPERATOR, claim, productWhere(updated)) : [])],
+    const { reads } = await writeAsActor(d1, actor, {
+      writes: [update, ...(claim ? recordClaim(OPERATOR, claim, productWhere(updated)) : []), productAudit(actor, 'product.updated', input, updated, now)],
       reads: [sql`SELECT ${columnsOf(products)} FROM products WHERE ${updated}`],
       committed: ([product]) => rowsOf(product).length > 0,
     });
@@ -96,9 +104,20 @@ export async function updateProduct(d1: Db, productId: number, input: Partial<Pr
 }
 
 export const MAX_ITEMS_PER_UPLOAD = 10_000;
+export const MAX_ITEM_LENGTH = 4096;
 
 /** Trimmed, non-blank items; duplicates (within the call or already stocked) are skipped by the unique index. */
 export const normaliseItems = (items: string[]) => items.map((item) => item.trim()).filter((item) => item.length > 0);
+
+/** Upload items, trimmed and non-blank: the same limits for JSON, text bodies and the console's form (422 on `items`). */
+export function checkedUpload(raw: string[]): string[] {
+  const items = normaliseItems(raw);
+  if (items.length > MAX_ITEMS_PER_UPLOAD) throw fieldError('items', `at most ${MAX_ITEMS_PER_UPLOAD} items per call`);
+  // Characters are code points, as JSON Schema counts them.
+  if (items.some((item) => [...item].length > MAX_ITEM_LENGTH)) throw fieldError('items', `an item may be at most ${MAX_ITEM_LENGTH} characters`);
+  if (items.some((item) => /[\r\n]/.test(item))) throw fieldError('items', 'an item may not contain line breaks');
+  return items;
+}
 
 // D1 refuses a bound value over 2 MB (a string's UTF-8 bytes): an upload travels as JSON arrays kept well under it.
 const MAX_CHUNK_BYTES = 1_000_000;
@@ -128,7 +147,7 @@ export function jsonChunks(items: string[]): string[] {
  * its record. A fault that hid the outcome is settled by the upload's row, whose counts are this upload's own,
  * whatever a retry would find.
  */
-export async function addStock(d1: Db, productId: number, items: string[], claim?: IdempotencyClaim): Promise<StockUpload> {
+export async function addStock(d1: Db, actor: Actor, productId: number, items: string[], claim?: IdempotencyClaim): Promise<StockUpload> {
   const now = isoNow();
   const reference = `upl_${randomBase62(24)}`;
   const uploaded = sql`EXISTS (SELECT 1 FROM stock_uploads WHERE reference = ${reference})`;
@@ -136,7 +155,7 @@ export async function addStock(d1: Db, productId: number, items: string[], claim
     SELECT u.id, u.added, u.skipped, p.stock_count AS stockCount FROM stock_uploads u JOIN products p ON p.id = u.product_id
     WHERE u.reference = ${reference}`;
   const snapshot = sql`SELECT o.id, json_object('added', o.added, 'skipped', o.skipped, 'stockCount', o.stockCount) AS snapshot FROM (${outcome}) AS o`;
-  const { reads } = await writeBatch(d1, {
+  const { reads } = await writeAsActor(d1, actor, {
     writes: [
       sql`INSERT INTO stock_uploads (reference, product_id, added, skipped, created_at)
           SELECT ${reference}, id, 0, 0, ${now} FROM products WHERE id = ${productId}`,
@@ -158,6 +177,17 @@ export async function addStock(d1: Db, productId: number, items: string[], claim
         UPDATE products SET stock_count = (SELECT count(*) FROM stock_items WHERE product_id = ${productId} AND status = 'available')
         WHERE id = ${productId} AND ${uploaded}`,
       ...(claim ? recordClaim(OPERATOR, claim, snapshot) : []),
+      // The counts only: never the items.
+      auditEntry(
+        actor,
+        {
+          action: 'stock.added',
+          target: sql`'product:' || product_id`,
+          details: sql`json_object('added', added, 'skipped', skipped)`,
+          from: sql`FROM stock_uploads WHERE reference = ${reference}`,
+        },
+        now,
+      ),
     ],
     reads: [outcome],
     committed: ([upload]) => rowsOf(upload).length > 0,

@@ -1,36 +1,41 @@
-import { and, count, desc, eq, gte, isNotNull } from 'drizzle-orm';
-import { getDb, type Db } from '../db/client';
-import { orders, products, stockItems } from '../db/schema';
+import { sql } from 'drizzle-orm';
+import { rowsOf } from '../db/batch';
+import type { Db } from '../db/client';
 import { pageWindow, type Page } from '../lib/pagination';
+import { queryPlain, type Query } from './caller';
+
+export interface RevokedItem {
+  orderId: number;
+  orderNumber: string;
+  userId: number;
+  productId: number;
+  sku: string;
+  item: string;
+  revokedAt: string;
+}
 
 /**
  * The operator's feed of revoked items (items of cancelled orders: disclosed, refunded, to be deactivated at the
- * vendor), newest revocation first; `since` (inclusive, ISO 8601 UTC) lets a poller ask only for what is new.
+ * vendor), newest revocation first; `since` (inclusive, ISO 8601 UTC) lets a poller ask only for what is new. A query,
+ * so the console reads it in its page's batch.
  */
-export async function listRevokedItems(d1: Db, since: string | undefined, page: Page) {
-  const db = getDb(d1);
+export const revokedItemsQuery = (since: string | undefined, page: Page): Query<{ rows: RevokedItem[]; total: number }> => {
   const { limit, offset } = pageWindow(page);
   // `revoked_at IS NOT NULL` is the partial index's own condition (stock_items_revoked), so the index serves both reads.
-  const revoked = and(isNotNull(stockItems.revokedAt), since === undefined ? undefined : gte(stockItems.revokedAt, since));
-  const [rows, [{ total }]] = await db.batch([
-    db
-      .select({
-        orderId: orders.id,
-        orderNumber: orders.orderNumber,
-        userId: orders.userId,
-        productId: stockItems.productId,
-        sku: products.sku,
-        item: stockItems.content,
-        revokedAt: stockItems.revokedAt,
-      })
-      .from(stockItems)
-      .innerJoin(orders, eq(orders.id, stockItems.orderId))
-      .innerJoin(products, eq(products.id, stockItems.productId))
-      .where(revoked)
-      .orderBy(desc(stockItems.revokedAt), desc(stockItems.id))
-      .limit(limit)
-      .offset(offset),
-    db.select({ total: count() }).from(stockItems).where(revoked),
-  ]);
-  return { rows, total };
+  const revoked = sql`s.revoked_at IS NOT NULL${since === undefined ? sql`` : sql` AND s.revoked_at >= ${since}`}`;
+  return {
+    reads: [
+      sql`SELECT o.id AS orderId, o.order_number AS orderNumber, o.user_id AS userId, s.product_id AS productId, p.sku,
+                 s.content AS item, s.revoked_at AS revokedAt
+          FROM stock_items s JOIN orders o ON o.id = s.order_id JOIN products p ON p.id = s.product_id
+          WHERE ${revoked} ORDER BY s.revoked_at DESC, s.id DESC LIMIT ${limit} OFFSET ${offset}`,
+      sql`SELECT count(*) AS total FROM stock_items s WHERE ${revoked}`,
+    ],
+    parse: ([rows, total]) => ({ rows: rowsOf<RevokedItem>(rows), total: rowsOf<{ total: number }>(total)[0].total }),
+  };
+};
+
+export async function listRevokedItems(d1: Db, since: string | undefined, page: Page) {
+  const [found] = await queryPlain(d1, [revokedItemsQuery(since, page)]);
+  return found;
 }

@@ -11,6 +11,8 @@ import type { Caller } from './caller';
 // latest, at sign-out, and when its user's password changes.
 
 export const SESSION_IDLE_MS = 7 * 24 * 3_600_000;
+/** An operator's session ends after an hour without use (the console moves money). */
+export const OPERATOR_IDLE_MS = 60 * 60_000;
 export const SESSION_ABSOLUTE_MS = 30 * 24 * 3_600_000;
 // The idle expiry slides forward at most once a minute per session, so a signed-in page is not a write per request.
 const REFRESH_RESOLUTION_MS = 60_000;
@@ -33,13 +35,25 @@ const later = (now: string, ms: number) => new Date(Date.parse(now) + ms).toISOS
 const live = (tokenHash: string, now: string) => sql`token_hash = ${tokenHash} AND idle_expires_at > ${now} AND expires_at > ${now}`;
 
 /**
+ * The session's user may act: not disabled, and an operator's session was used within the last hour. last_used_at
+ * moves at most once a REFRESH_RESOLUTION_MS, so the hour counts from at most that long before the last use.
+ */
+const userMayAct = (now: string) => sql`
+  EXISTS (SELECT 1 FROM users u WHERE u.id = sessions.user_id AND u.disabled_at IS NULL
+            AND (u.role <> 'operator' OR sessions.last_used_at > ${isoNow(Date.parse(now) - OPERATOR_IDLE_MS - REFRESH_RESOLUTION_MS)}))`;
+
+/**
  * A dashboard session as the caller of a page's batch, exactly like an API key (src/services/caller.ts): the proof
- * leads the batch, the user id is a subquery on the token's hash, NULL once the session expired or ended.
+ * leads the batch, the user id is a subquery on the token's hash, NULL once the session expired or ended. The proof
+ * also says the user's role, so the console's check travels in the same batch.
  */
 export function sessionCaller(tokenHash: string, now = isoNow()): Caller {
+  const valid = sql`${live(tokenHash, now)} AND ${userMayAct(now)}`;
   return {
-    userId: sql`(SELECT user_id FROM sessions WHERE ${live(tokenHash, now)})`,
-    proof: sql`SELECT user_id AS userId, id AS credentialId, last_used_at AS lastUsedAt FROM sessions WHERE ${live(tokenHash, now)}`,
+    userId: sql`(SELECT user_id FROM sessions WHERE ${valid})`,
+    proof: sql`SELECT user_id AS userId, id AS credentialId, last_used_at AS lastUsedAt,
+                      (SELECT role FROM users WHERE users.id = sessions.user_id) AS role
+               FROM sessions WHERE ${valid}`,
   };
 }
 
@@ -62,7 +76,8 @@ export const sessionOpened = (tokenHash: string) => sql`SELECT 1 FROM sessions W
  * one PBKDF2 (against a decoy hash when there is no such user), the same null.
  */
 export async function signIn(d1: Db, email: string, password: string): Promise<SessionToken | null> {
-  const user = await toStatement(d1, sql`SELECT id, password_hash AS passwordHash FROM users WHERE email = ${email}`).first<{
+  // A disabled user takes the unknown email's path: refused with the same message, after the same work.
+  const user = await toStatement(d1, sql`SELECT id, password_hash AS passwordHash FROM users WHERE email = ${email} AND disabled_at IS NULL`).first<{
     id: number;
     passwordHash: string;
   }>();
@@ -70,7 +85,7 @@ export async function signIn(d1: Db, email: string, password: string): Promise<S
   if (!user || !matches) return null;
   const session = await newSessionToken();
   // Guarded on the hash just verified: a password changed in between opens no session with the old one.
-  const owner = sql`(SELECT id FROM users WHERE id = ${user.id} AND password_hash = ${user.passwordHash})`;
+  const owner = sql`(SELECT id FROM users WHERE id = ${user.id} AND password_hash = ${user.passwordHash} AND disabled_at IS NULL)`;
   const { reads } = await writeBatch(d1, {
     writes: [insertSession(owner, session.tokenHash, isoNow())],
     reads: [sessionOpened(session.tokenHash)],

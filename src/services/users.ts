@@ -11,6 +11,7 @@ import { insertKeyUnderLimit, issueKey } from './api-keys';
 import { readAs, writeAs, type Caller } from './caller';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
 import { endSessionsOnPasswordChange, insertSession, sessionOpened, type SessionToken } from './sessions';
+import { auditEntry, writeAsActor, type Actor } from './audit-log';
 
 /**
  * A per-user limit, applied by the caller's route (the platform's Rate Limiting binding): resolves when `userId` may
@@ -47,7 +48,7 @@ export interface UserCreationSnapshot extends UserProfile {
 }
 
 /** Operator creation of a user together with its first API key, in one batch. */
-export async function createUser(d1: Db, input: { name: string; email: string; password: string }, idempotency?: UserCreationClaim) {
+export async function createUser(d1: Db, actor: Actor, input: { name: string; email: string; password: string }, idempotency?: UserCreationClaim) {
   const now = isoNow();
   const issued = await issueKey();
   const passwordHash = await hashPassword(input.password);
@@ -62,12 +63,22 @@ export async function createUser(d1: Db, input: { name: string; email: string; p
           FROM (${profileOf(ownerOfKey)}) AS p`,
     );
   try {
-    const { reads } = await writeBatch(d1, {
+    const { reads } = await writeAsActor(d1, actor, {
       writes: [
         sql`INSERT INTO users (name, email, password_hash, balance_cents, created_at, updated_at)
             VALUES (${input.name}, ${input.email}, ${passwordHash}, 0, ${now}, ${now})`,
         insertKeyUnderLimit(sql`last_insert_rowid()`, 'Default key', issued, now),
         ...(idempotency ? await snapshot(idempotency) : []),
+        auditEntry(
+          actor,
+          {
+            action: 'user.created',
+            target: sql`'user:' || id`,
+            details: sql`json_object('name', name, 'email', email)`,
+            from: sql`FROM users WHERE id = ${ownerOfKey}`,
+          },
+          now,
+        ),
       ],
       reads: [profileOf(ownerOfKey)],
       committed: ([user]) => rowsOf(user).length > 0,

@@ -1,7 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { columnsOf, rowJson, rowsOf } from '../db/batch';
 import type { Db } from '../db/client';
-import { writeBatch } from '../db/d1';
 import { walletTransactions, type TransactionRow } from '../db/schema';
 import { ApiError, notFound } from '../lib/errors';
 import { centsToAmount } from '../lib/money';
@@ -11,6 +10,7 @@ import { queryAs, type Caller, type Query } from './caller';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
 import { eventIdsOf, inOutbox, newEvent, recordEvent, type Publish } from './events';
 import { newOperationId, walletMovement } from './ledger';
+import { auditEntry, writeAsActor, type Actor } from './audit-log';
 
 export const balanceQuery = (caller: Caller): Query<number> => ({
   reads: [sql`SELECT balance_cents AS balanceCents FROM users WHERE id = ${caller.userId}`],
@@ -42,6 +42,7 @@ export async function listTransactions(d1: Db, caller: Caller, page: Page) {
 /** Operator credit or debit (signed cents) as an `adjustment` ledger row; a debit never takes a balance below zero. */
 export async function adjustBalance(
   d1: Db,
+  actor: Actor,
   userId: number,
   amountCents: number,
   description: string,
@@ -52,7 +53,7 @@ export async function adjustBalance(
   const adjustment = sql`SELECT id, ${rowJson(walletTransactions)} AS snapshot FROM wallet_transactions WHERE operation_id = ${operationId}`;
   const now = isoNow();
   const event = newEvent('balance.adjusted', now);
-  const { reads: [userResult, transactionResult, outboxResult] } = await writeBatch(d1, {
+  const { reads: [userResult, transactionResult, outboxResult] } = await writeAsActor(d1, actor, {
     writes: [
       ...walletMovement({
         userId,
@@ -63,6 +64,16 @@ export async function adjustBalance(
       }),
       ...(claim ? recordClaim(OPERATOR, claim, adjustment) : []),
       recordEvent(event, walletTransactions, sql`operation_id = ${operationId}`),
+      auditEntry(
+        actor,
+        {
+          action: 'balance.adjusted',
+          target: sql`'user:' || user_id`,
+          details: sql`json_object('amount', amount_cents / 100.0, 'description', description, 'transaction_id', id, 'balance_after', balance_after_cents / 100.0)`,
+          from: sql`FROM wallet_transactions WHERE operation_id = ${operationId}`,
+        },
+        now,
+      ),
     ],
     reads: [
       sql`SELECT balance_cents AS balanceCents FROM users WHERE id = ${userId}`,

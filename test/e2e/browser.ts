@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chromium } from 'playwright-core';
+import { chromium, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -12,3 +12,18 @@ export const launchBrowser = () =>
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+
+/** Waits until the page is as a person sees it: loaded, every linked stylesheet applied, the fonts settled. */
+export async function settled(page: Page) {
+  await page.waitForLoadState('load');
+  const deadline = Date.now() + 15_000;
+  const styled = () =>
+    page.evaluate(() =>
+      [...document.querySelectorAll<HTMLLinkElement>('link[rel="stylesheet"]')].every((link) => (link.sheet?.cssRules.length ?? 0) > 0),
+    );
+  while (!(await styled())) {
+    if (Date.now() > deadline) throw new Error(`${page.url()}: the stylesheet was never applied`);
+    await page.waitForTimeout(50);
+  }
+  await page.evaluate(() => document.fonts.ready.then(() => undefined));
+}

@@ -71,6 +71,7 @@ describe.runIf(browserAvailable)('local checkout page in a real browser', () => 
     const deposit = await json(
       await fetch(`${server.api}/wallet/deposit`, { method: 'POST', headers: authed, body: JSON.stringify({ amount: 10, gateway: 'gateway_three' }) }),
     );
+    expect(deposit.data.payment_url).toBe(`${server.origin}/pay/${deposit.data.deposit_id}`);
     const page = await browser.newPage();
     await page.goto(deposit.data.payment_url);
     await page.click('#fail');

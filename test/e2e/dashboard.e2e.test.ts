@@ -1,16 +1,28 @@
 import { mkdirSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { browserAvailable, launchBrowser } from './browser';
+import { browserAvailable, launchBrowser, settled } from './browser';
 import { contractFetch } from './checked-fetch';
 
 // The whole dashboard journey in Chromium with JavaScript off, at a phone's width, driven by accessible names (labels, roles, button
 // text) as a person using a screen reader would: sign up, create a key and use it against the API, add funds through
 // the local checkout page, buy in the shop, see the items, cancel, see the refund, sign out. Any console error (a CSP
-// violation is one) fails it. Screenshots of each step go to test/e2e/screenshots/ (git-ignored).
+// violation is one) fails it. Every measurement waits until the page is as a person sees it: loaded, its stylesheet
+// applied, its fonts settled. Screenshots of each step go to E2E_SCREENSHOTS (default: a folder in the system temp
+// directory, outside the repository, so nothing a running `npm run dev` watches is touched).
 
-const SCREENSHOTS = 'test/e2e/screenshots';
+const SCREENSHOTS = process.env.E2E_SCREENSHOTS ?? join(tmpdir(), 'stock-wallet-e2e-screenshots');
 const PHONE = { width: 375, height: 812 };
+
+/** Visible and wholly inside the phone's width (not clipped, not off to the right). */
+async function onScreen(locator: Locator) {
+  const box = await locator.boundingBox();
+  expect(box, 'rendered').not.toBeNull();
+  expect(box!.x, 'left edge on screen').toBeGreaterThanOrEqual(0);
+  expect(box!.x + box!.width, 'right edge on screen').toBeLessThanOrEqual(PHONE.width);
+}
 
 describe.runIf(browserAvailable)('the dashboard in a real browser', () => {
   const server = inject('devServer');
@@ -27,8 +39,19 @@ describe.runIf(browserAvailable)('the dashboard in a real browser', () => {
   });
 
   it('sign up → key → API → add funds → buy → items → cancel → refund → sign out', async () => {
-    // JavaScript off: the dashboard (and the checkout page it sends to) must work with plain forms.
-    const context = await browser.newContext({ viewport: PHONE, javaScriptEnabled: false });
+    // JavaScript off: the dashboard (and the checkout page it sends to) must work with plain forms. The browser reaches
+    // this server alone: a request to any other origin is refused and fails the test.
+    const offOrigin: string[] = [];
+    const phone = async (options: { javaScriptEnabled: boolean }) => {
+      const ctx = await browser.newContext({ viewport: PHONE, ...options });
+      await ctx.route('**/*', (route) => {
+        if (new URL(route.request().url()).origin === server.origin) return route.continue();
+        offOrigin.push(route.request().url());
+        return route.abort();
+      });
+      return ctx;
+    };
+    const context = await phone({ javaScriptEnabled: false });
     const page = await context.newPage();
     const consoleErrors: string[] = [];
     page.on('console', (message) => {
@@ -45,8 +68,13 @@ describe.runIf(browserAvailable)('the dashboard in a real browser', () => {
     };
     const heading = () => page.getByRole('heading', { level: 1 }).textContent();
     const at = (path: string) => expect(new URL(page.url()).pathname).toBe(path);
-    /** Nothing wider than the phone: the page never scrolls sideways (wide tables scroll inside their frame). */
-    const fitsThePhone = async (p: Page) => expect(await p.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
+    /** Nothing wider than the phone: neither the page nor a table scrolls sideways (tables stack their rows). */
+    const fitsThePhone = async (p: Page) => {
+      await settled(p);
+      expect(await p.evaluate(() => document.documentElement.scrollWidth), `${p.url()} scrolls sideways`).toBeLessThanOrEqual(PHONE.width);
+      const wideTables = await p.evaluate(() => [...document.querySelectorAll('.table-wrap')].filter((wrap) => wrap.scrollWidth > wrap.clientWidth).length);
+      expect(wideTables, `${p.url()}: a table scrolls sideways`).toBe(0);
+    };
     const balance = async (key: string) => (await (await fetch(`${server.api}/wallet/balance`, { headers: { 'X-API-Key': key } })).json()).data.balance;
 
     // Signed out, the dashboard sends the browser to sign in; from there, sign up.
@@ -77,6 +105,7 @@ describe.runIf(browserAvailable)('the dashboard in a real browser', () => {
     const key = (await page.getByText(/^sk_live_[0-9A-Za-z]{40}$/).textContent())!;
     expect(page.url()).not.toContain(key);
     await fitsThePhone(page);
+    await onScreen(page.getByRole('button', { name: 'Revoke' }).first());
     await screenshot('key-created');
     const profile = await (await fetch(`${server.api}/user/profile`, { headers: { 'X-API-Key': key } })).json();
     expect(profile.data).toMatchObject({ email, name: 'Journey Tester', balance: 0 });
@@ -87,10 +116,10 @@ describe.runIf(browserAvailable)('the dashboard in a real browser', () => {
     await page.getByLabel('Payment method').selectOption('gateway_one');
     await fitsThePhone(page);
     await page.getByRole('button', { name: 'Add funds' }).click();
-    await page.waitForURL(/\/pay\/\d+$/);
+    await page.waitForURL(new RegExp(`^${server.origin}/pay/\\d+$`));
     // The checkout page stands in for the gateway's own page, which is not ours and may use script: it is paid in a
     // browser with JavaScript on, then the journey goes on with it off.
-    const gatewayContext = await browser.newContext({ viewport: PHONE });
+    const gatewayContext = await phone({ javaScriptEnabled: true });
     const gatewayPage = await gatewayContext.newPage();
     await gatewayPage.goto(page.url());
     await gatewayPage.screenshot({ path: `${SCREENSHOTS}/dashboard-${String(++step).padStart(2, '0')}-checkout.png`, fullPage: true });
@@ -98,8 +127,13 @@ describe.runIf(browserAvailable)('the dashboard in a real browser', () => {
     await gatewayPage.getByText('paid', { exact: true }).waitFor();
     await gatewayContext.close();
     expect(await balance(key)).toBe(25);
-    await page.goto(`${server.origin}/dashboard/wallet`);
+    // Back from the checkout page (still open with JavaScript off) to the wallet, by its link.
+    await page.reload();
+    await fitsThePhone(page);
+    await page.getByRole('link', { name: 'Back to your wallet' }).click();
+    await page.waitForURL(`${server.origin}/dashboard/wallet`);
     expect(await page.getByRole('definition').first().textContent()).toBe('$25.00');
+    await fitsThePhone(page);
     await screenshot('wallet-funded');
 
     // Buy two items in the shop; the order page lists them.
@@ -109,8 +143,9 @@ describe.runIf(browserAvailable)('the dashboard in a real browser', () => {
     await product.getByLabel('Quantity').fill('2');
     await screenshot('shop');
     await product.getByRole('button', { name: 'Buy' }).click();
-    await page.waitForURL(/\/dashboard\/orders\/\d+$/);
+    await page.waitForURL(/\/dashboard\/orders\/\d+\?notice=charged$/);
     expect(await heading()).toMatch(/^Order ORD-/);
+    expect(await page.getByRole('status').textContent()).toBe('Charged $9.98');
     const items = await page.getByRole('list', { name: 'Delivered items' }).getByRole('listitem').allTextContents();
     expect(items).toHaveLength(2);
     for (const item of items) expect(item).toMatch(/^NFLX-/);
@@ -118,10 +153,19 @@ describe.runIf(browserAvailable)('the dashboard in a real browser', () => {
     await fitsThePhone(page);
     await screenshot('order');
 
+    // The orders list at the phone's width: Total and Status on screen, beside the order's number.
+    await goTo('Orders');
+    await fitsThePhone(page);
+    for (const column of ['Order', 'Total', 'Status']) await onScreen(page.locator(`td[data-label="${column}"]`).first());
+    expect(await page.locator('td[data-label="Total"]').first().textContent()).toContain('$9.98');
+    await screenshot('orders');
+    await page.goBack();
+
     // Cancel: the refund restores the balance.
-    const orderUrl = page.url();
+    const orderUrl = page.url().replace('?notice=charged', '');
     await page.getByRole('button', { name: 'Cancel order' }).click();
-    await page.waitForURL(orderUrl);
+    await page.waitForURL(`${orderUrl}?notice=refunded`);
+    expect(await page.getByRole('status').textContent()).toBe('Refunded $9.98');
     await page.getByText('cancelled', { exact: true }).waitFor();
     expect(await page.getByRole('button', { name: 'Cancel order' }).count()).toBe(0);
     expect(await balance(key)).toBe(25);
@@ -130,26 +174,60 @@ describe.runIf(browserAvailable)('the dashboard in a real browser', () => {
     expect(await page.getByRole('definition').first().textContent()).toBe('$25.00');
     await screenshot('overview-after');
 
-    // Sign out: the session is over.
+    // A password change in another browser ends this session: the next page is the sign-in page, saying why.
+    const other = await phone({ javaScriptEnabled: false });
+    const otherPage = await other.newPage();
+    await otherPage.goto(`${server.origin}/dashboard/sign-in`);
+    await otherPage.getByLabel('Email', { exact: true }).fill(email);
+    await otherPage.getByLabel('Password', { exact: true }).fill('journey password');
+    await otherPage.getByRole('button', { name: 'Sign in' }).click();
+    await otherPage.waitForURL(`${server.origin}/dashboard`);
+    await otherPage.goto(`${server.origin}/dashboard/profile`);
+    await otherPage.getByLabel('Current password', { exact: true }).fill('journey password');
+    await otherPage.getByLabel('New password', { exact: true }).fill('a new journey password');
+    await otherPage.getByLabel('Confirm password', { exact: true }).fill('a new journey password');
+    await otherPage.getByRole('button', { name: 'Change password' }).click();
+    await otherPage.waitForURL(`${server.origin}/dashboard/profile`);
+    await other.close();
+    await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Orders', exact: true }).click();
+    await page.waitForURL(`${server.origin}/dashboard/sign-in?next=%2Fdashboard%2Forders`);
+    expect(await page.getByRole('status').textContent()).toBe('Your session ended; sign in again');
+    await fitsThePhone(page);
+    await screenshot('session-ended');
+    await page.getByLabel('Email', { exact: true }).fill(email);
+    await page.getByLabel('Password', { exact: true }).fill('a new journey password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${server.origin}/dashboard/orders`);
+
+    // Sign out: the session is over, and the sign-in page has nothing to explain.
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/dashboard\/sign-in$/);
+    expect(await page.getByRole('status').count()).toBe(0);
     await page.goto(`${server.origin}/dashboard/orders`);
     at('/dashboard/sign-in');
     expect(await context.cookies()).toEqual([]);
 
     expect(consoleErrors).toEqual([]);
+    expect(offOrigin).toEqual([]);
     await context.close();
   });
 
-  it('serves the stylesheet and icon as static files with the pages\' security headers (public/_headers)', async () => {
-    for (const [path, type] of [['/dashboard/assets/app.css', 'text/css'], ['/dashboard/assets/icon.svg', 'image/svg+xml']]) {
+  it('serves the stylesheet and icon under content-hashed URLs, cached for a year, with the pages\' security headers', async () => {
+    const html = await (await globalThis.fetch(`${server.origin}/dashboard/sign-in`)).text();
+    const links = [...html.matchAll(/<link rel="(stylesheet|icon)" href="([^"]+)"/g)].map((m) => m[2]);
+    expect(links).toHaveLength(2);
+    for (const [path, type] of [[links[0], 'text/css'], [links[1], 'image/svg+xml']]) {
+      expect(path).toMatch(/^\/dashboard\/assets\/(app|icon)\.[0-9a-f]{16}\.(css|svg)$/);
       const res = await globalThis.fetch(`${server.origin}${path}`);
       expect(res.status, path).toBe(200);
       expect(res.headers.get('Content-Type'), path).toContain(type);
-      expect(res.headers.get('Cache-Control'), path).toBe('no-store');
+      expect(res.headers.get('Cache-Control'), path).toBe('public, max-age=31536000, immutable');
       expect(res.headers.get('X-Content-Type-Options'), path).toBe('nosniff');
       expect(res.headers.get('Referrer-Policy'), path).toBe('same-origin');
       expect(res.headers.get('Content-Security-Policy'), path).toContain("frame-ancestors 'none'");
+      expect(res.headers.has('X-Request-Id'), `${path}: served without the worker`).toBe(false);
     }
+    // The unhashed names are gone: no page can link a file whose content may change under its URL.
+    expect((await globalThis.fetch(`${server.origin}/dashboard/assets/app.css`)).status).toBe(404);
   });
 });

@@ -14,6 +14,12 @@ export interface DevServer {
 /**
  * `npm run dev` as a user runs it (migrations, seed, wrangler dev), on its own port and a fresh local database.
  * Secrets are passed with `--var`, the way the contract says a client may start the service.
+ *
+ * Beside a developer's own `npm run dev` on the same checkout it touches nothing that one uses: its database and
+ * wrangler's dev registry (where each `wrangler dev` announces its worker by name, and both are named
+ * stock-wallet-api) live in a temporary directory outside the repository; the generated static files it writes at
+ * start (public/, src/generated/) are written only when they differ, which they do not on the same checkout; and
+ * its PAYMENT_BASE_URL is its own origin, so the payment links it hands out never lead to the developer's server.
  */
 export async function startDevServer(port: number): Promise<DevServer> {
   const state = mkdtempSync(join(tmpdir(), 'stock-wallet-e2e-'));
@@ -26,7 +32,11 @@ export async function startDevServer(port: number): Promise<DevServer> {
       // Webhook receivers of the tests run on 127.0.0.1, and a failed delivery is retried after 1 s, 2 s...
       ...['--var', 'ALLOW_LOCAL_WEBHOOK_URLS:true', '--var', 'WEBHOOK_RETRY_BASE_SECONDS:1'],
     ],
-    { env: { ...process.env, PORT: String(port), DEV_STATE_DIR: state, WRANGLER_SEND_METRICS: 'false' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
+    {
+      env: { ...process.env, PORT: String(port), DEV_STATE_DIR: state, WRANGLER_REGISTRY_PATH: join(state, 'registry'), WRANGLER_SEND_METRICS: 'false' },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
   );
   let log = '';
   child.stdout?.on('data', (chunk) => (log += chunk));

@@ -86,8 +86,11 @@ describe('outgoing webhooks against npm run dev', () => {
     const order = (await json(await fetch(`${server.api}/orders`, { method: 'POST', headers: user.headers, body: JSON.stringify({ product_id: 2, quantity: 1 }) }))).data;
     await json(await fetch(`${server.api}/orders/${order.id}/cancel`, { method: 'POST', headers: user.headers }));
     const deposit = (await json(await fetch(`${server.api}/wallet/deposit`, { method: 'POST', headers: user.headers, body: JSON.stringify({ amount: 15, gateway: 'gateway_one' }) }))).data;
-    // The checkout page's Pay button (the page posts to its own origin).
-    await json(await fetch(`${deposit.payment_url}/pay`, { method: 'POST', headers: { Origin: server.origin } }));
+    // The checkout page's Pay button (the page posts to its own origin), on this server's page (never a URL followed
+    // blindly: with another PAYMENT_BASE_URL it would lead elsewhere).
+    const checkout = `${server.origin}/pay/${deposit.deposit_id}`;
+    expect(deposit.payment_url).toBe(checkout);
+    await json(await fetch(`${checkout}/pay`, { method: 'POST', headers: { Origin: server.origin } }));
 
     const hooks = () => receiver.deliveries.filter((d) => d.path === '/hooks');
     await waitFor(() => hooks().length >= 3, 'three deliveries');

@@ -1,0 +1,13 @@
+import { consoleAudit } from './audit';
+import { consoleDeposits } from './deposits';
+import { consoleOrders } from './orders';
+import { consoleOverview } from './overview';
+import { consoleProducts } from './products';
+import { consoleRevokedItems } from './revoked-items';
+import { consoleUsers } from './users';
+
+// The operator console: a second part of the dashboard under /dashboard/console, same layout, stylesheet, session,
+// CSRF and forms, over the admin API's service functions. Every page and form answers only an operator's session
+// (src/middleware/session.ts: requireOperatorSession); a signed-in non-operator gets 404.
+
+export const consolePages = [consoleOverview, consoleProducts, consoleOrders, consoleUsers, consoleDeposits, consoleRevokedItems, consoleAudit];

@@ -1,0 +1,179 @@
+import { Hono, type Context } from 'hono';
+import type { TransactionRow } from '../../db/schema';
+import type { AppEnv } from '../../env';
+import { publishAfterResponse } from '../../middleware/publish-events';
+import { requireOperatorSession } from '../../middleware/session';
+import { AdjustmentBody, UsersQuery } from '../../schemas/operator';
+import { operatorActor } from '../../services/audit-log';
+import { queryAsOperator } from '../../services/caller';
+import { OPERATOR } from '../../services/idempotency';
+import { isWholeEmail, updateUser, userActivityQuery, userDetailQuery, usersQuery } from '../../services/operator-users';
+import { createPasswordReset, type ResetLink } from '../../services/password-resets';
+import { adjustBalance } from '../../services/wallet';
+import { Alert, Field, IdempotencyKey, Money, Notice, Pager, SearchForm, When } from '../components';
+import { formHandler, idFromPath, parseForm, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from '../forms';
+import { page } from '../layout';
+import { DataTable, DepositsTable, OrdersTable, TransactionsTable } from '../tables';
+
+// Users: search by email or name, and one user's page with what support needs: balance adjustment (idempotent, like
+// the admin API's), disable/enable, a password reset link (shown once, in the answer to its form).
+
+const USERS = '/dashboard/console/users';
+const userPath = (id: number) => `${USERS}/${id}`;
+
+interface UserView {
+  values?: FormFields;
+  problem?: FormProblem;
+  resetLink?: ResetLink;
+}
+
+async function userPage(c: Context<AppEnv>, userId: number, { values, problem, resetLink }: UserView = {}) {
+  const [user, activity] = await queryAsOperator(c.var.db, c.var.caller, [userDetailQuery(userId), userActivityQuery(userId)]);
+  const disabled = user.disabledAt !== null;
+  return page(
+    c,
+    {
+      title: user.name,
+      section: USERS,
+      children: (
+        <>
+          {resetLink && (
+            <section class="card" aria-labelledby="reset-link">
+              <h2 id="reset-link">Password reset link</h2>
+              <Notice>Copy this link now and send it to the user. It will not be shown again.</Notice>
+              <code class="secret">{resetLink.url}</code>
+              <p class="muted">
+                Works once, until <When iso={resetLink.expiresAt} />; using it signs the user out everywhere.
+              </p>
+            </section>
+          )}
+          <section class="card">
+            <dl class="facts">
+              <dt>Email</dt>
+              <dd>{user.email}</dd>
+              <dt>Role</dt>
+              <dd>{user.role}</dd>
+              <dt>Account</dt>
+              <dd>{disabled ? <span class="mismatch">disabled</span> : 'enabled'}</dd>
+              <dt>Balance</dt>
+              <dd>
+                <Money cents={user.balanceCents} />
+              </dd>
+              <dt>Orders</dt>
+              <dd>{`${user.ordersCount} (spent `}<Money cents={user.totalSpentCents} />)</dd>
+              <dt>Member since</dt>
+              <dd>
+                <When iso={user.createdAt} />
+              </dd>
+            </dl>
+          </section>
+          <section class="card narrow" aria-labelledby="adjust-heading">
+            <h2 id="adjust-heading">Adjust balance</h2>
+            <Alert problem={problem} />
+            <form method="post" action={`${userPath(user.id)}/balance`}>
+              <IdempotencyKey />
+              <Field name="amount" label="Amount" value={values?.amount} problem={problem} inputmode="decimal" required />
+              <p class="muted">Positive credits the wallet, negative debits it (never below zero).</p>
+              <Field name="description" label="Description" value={values?.description} problem={problem} required maxlength={500} />
+              <button type="submit">Adjust balance</button>
+            </form>
+          </section>
+          <section class="card" aria-labelledby="access-heading">
+            <h2 id="access-heading">Access</h2>
+            <div class="row">
+              <form method="post" action={`${userPath(user.id)}/${disabled ? 'enable' : 'disable'}`} class="inline">
+                <button type="submit" class={disabled ? undefined : 'danger'}>
+                  {disabled ? 'Enable account' : 'Disable account'}
+                </button>
+              </form>
+              <form method="post" action={`${userPath(user.id)}/password-reset`} class="inline">
+                <button type="submit" class="secondary">
+                  Create password reset link
+                </button>
+              </form>
+            </div>
+            <p class="muted">A disabled account's keys and sessions stop working at once; nothing of it is deleted.</p>
+          </section>
+          <h2>Transactions</h2>
+          <TransactionsTable transactions={activity.transactions} caption="Latest wallet transactions" />
+          <h2>Orders</h2>
+          <OrdersTable orders={activity.orders} caption="Latest orders" link={(id) => `/dashboard/console/orders/${id}`} empty="No orders yet." />
+          <h2>Deposits</h2>
+          <DepositsTable deposits={activity.deposits} />
+        </>
+      ),
+    },
+    problem?.status ?? 200,
+  );
+}
+
+const pathUserId = (c: Context<AppEnv>) => idFromPath(c.req.param('id'), 'User');
+
+/** Disable or enable: the PATCH /admin/users/{id} of the console, audited; 303 back to the user. */
+const setDisabled = (disabled: boolean) => async (c: Context<AppEnv>) => {
+  const id = pathUserId(c);
+  await updateUser(c.var.db, operatorActor(c.var.caller), id, { disabled });
+  return c.redirect(userPath(id), 303);
+};
+
+export const consoleUsers = new Hono<AppEnv>()
+  .get('/console/users', requireOperatorSession, async (c) => {
+    const { q, ...pageQuery } = parseForm(UsersQuery, c.req.query());
+    const search = q === '' ? undefined : q;
+    // A whole address is looked up exactly (through the index); anything else searches names and emails.
+    const filter = search !== undefined && isWholeEmail(search) ? { email: search } : { q: search };
+    const [{ rows, total }] = await queryAsOperator(c.var.db, c.var.caller, [usersQuery(filter, pageQuery)]);
+    return page(c, {
+      title: 'Users',
+      section: USERS,
+      children: (
+        <>
+          <SearchForm action={USERS} value={search} hint="A whole email address finds exactly that user; any other text searches names and emails." />
+          <DataTable
+            caption={search ? `Users matching ${search}` : 'Every user, newest first'}
+            rows={rows}
+            empty={search ? 'No user matches.' : 'No users yet.'}
+            columns={[
+              { label: 'Name', cell: (u) => <a href={userPath(u.id)}>{u.name}</a> },
+              { label: 'Email', cell: (u) => u.email },
+              { label: 'Role', cell: (u) => u.role },
+              { label: 'Account', cell: (u) => (u.disabledAt === null ? 'enabled' : 'disabled') },
+              { label: 'Balance', class: 'num', cell: (u) => <Money cents={u.balanceCents} /> },
+            ]}
+          />
+          <Pager path={USERS} page={pageQuery.page} totalPages={Math.ceil(total / pageQuery.per_page)} query={{ q: search }} />
+        </>
+      ),
+    });
+  })
+  .get('/console/users/:id', requireOperatorSession, (c) => userPage(c, pathUserId(c)))
+  .post(
+    '/console/users/:id/balance',
+    sameOriginForm,
+    requireOperatorSession,
+    formHandler(
+      async (c, fields) => {
+        const id = pathUserId(c);
+        const body = parseForm(AdjustmentBody, fields, ['amount']);
+        return redirectOnce<TransactionRow>(
+          c,
+          fields,
+          body,
+          async (claim) => {
+            await adjustBalance(c.var.db, operatorActor(c.var.caller), id, body.amount, body.description, claim, publishAfterResponse(c));
+            return userPath(id);
+          },
+          (transaction) => userPath(transaction.userId),
+          OPERATOR,
+        );
+      },
+      (c, fields, problem) => userPage(c, pathUserId(c), { values: fields, problem }),
+    ),
+  )
+  .post('/console/users/:id/disable', sameOriginForm, requireOperatorSession, setDisabled(true))
+  .post('/console/users/:id/enable', sameOriginForm, requireOperatorSession, setDisabled(false))
+  .post('/console/users/:id/password-reset', sameOriginForm, requireOperatorSession, async (c) => {
+    const id = pathUserId(c);
+    const resetLink = await createPasswordReset(c.var.db, operatorActor(c.var.caller), id, new URL(c.req.url).origin);
+    return userPage(c, id, { resetLink });
+  });

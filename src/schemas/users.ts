@@ -1,0 +1,36 @@
+import { z } from '@hono/zod-openapi';
+import { emailAddress, trimmedText, withConfirmation } from '../lib/validation';
+
+// Request schemas of users and their passwords, shared by the API (src/routes/) and the dashboard (src/dashboard/).
+
+export const userName = trimmedText('name', 100);
+export const userEmail = emailAddress('email');
+
+export const CreateUserBody = z.object({
+  name: userName,
+  email: userEmail,
+  password: z.string().min(8, 'password must be at least 8 characters').max(200, 'password is too long'),
+});
+
+export const UpdateProfileBody = z.object({ name: userName.optional(), email: userEmail.optional() });
+
+const newPassword = z.string().min(8, 'new_password must be at least 8 characters').max(200, 'new_password is too long');
+
+export const ChangePasswordBody = withConfirmation(
+  z.object({
+    current_password: z.string().min(1, 'current_password is required'),
+    new_password: newPassword,
+    new_password_confirmation: z.string(),
+  }),
+  'new_password',
+  'new_password_confirmation',
+  'new_password',
+);
+
+/** A password reset link's form: the same rules, without the current password. */
+export const ResetPasswordBody = withConfirmation(
+  z.object({ new_password: newPassword, new_password_confirmation: z.string() }),
+  'new_password',
+  'new_password_confirmation',
+  'new_password',
+);

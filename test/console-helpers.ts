@@ -1,0 +1,54 @@
+import { expect } from 'vitest';
+import { signIn } from './dashboard-helpers';
+import { buy, call, newDeposit, newProduct, newUser, unique, type TestUser } from './helpers';
+
+// The operator console's test fixtures (test/console.test.ts, test/round-trips.test.ts).
+
+export type Operator = TestUser & { cookie: string };
+
+export async function newOperator(): Promise<Operator> {
+  const user = await newUser();
+  const res = await call(`/admin/users/${user.id}`, { admin: true, method: 'PATCH', body: { role: 'operator' } });
+  expect(res.status, res.text).toBe(200);
+  return { ...user, cookie: await signIn(user.email) };
+}
+
+interface Fixtures {
+  buyer: TestUser;
+  productId: number;
+  orderId: number;
+  depositId: number;
+}
+
+export async function consoleFixtures(): Promise<Fixtures> {
+  const buyer = await newUser({ balance: 20 });
+  const product = await newProduct({ price: 1, stock: 5 });
+  const order = await buy(buyer, product.id, 1);
+  const deposit = await newDeposit(buyer);
+  return { buyer, productId: product.id, orderId: order.json.data.id, depositId: deposit.deposit_id };
+}
+
+export const CONSOLE_PAGES: Array<[string, (f: Fixtures) => string]> = [
+  ['overview', () => '/dashboard/console'],
+  ['products', () => '/dashboard/console/products'],
+  ['a product', (f) => `/dashboard/console/products/${f.productId}`],
+  ['orders', () => '/dashboard/console/orders'],
+  ['an order', (f) => `/dashboard/console/orders/${f.orderId}`],
+  ['users', () => '/dashboard/console/users'],
+  ['a user', (f) => `/dashboard/console/users/${f.buyer.id}`],
+  ['deposits', () => '/dashboard/console/deposits'],
+  ['revoked items', () => '/dashboard/console/revoked-items'],
+  ['audit log', () => '/dashboard/console/audit'],
+];
+
+export const CONSOLE_POSTS: Array<[string, (f: Fixtures) => [string, Record<string, string>]]> = [
+  ['New product', () => ['/dashboard/console/products', { name: 'Sneaky', sku: unique('SNEAK'), price: '1', active: 'on', idempotency_key: crypto.randomUUID() }]],
+  ['Save product', (f) => [`/dashboard/console/products/${f.productId}`, { name: 'Renamed', sku: unique('SNEAK'), price: '9' }]],
+  ['Upload stock', (f) => [`/dashboard/console/products/${f.productId}/stock`, { items: 'SNEAKY-ITEM', idempotency_key: crypto.randomUUID() }]],
+  ['Adjust balance', (f) => [`/dashboard/console/users/${f.buyer.id}/balance`, { amount: '1000', description: 'free money', idempotency_key: crypto.randomUUID() }]],
+  ['Disable account', (f) => [`/dashboard/console/users/${f.buyer.id}/disable`, {}]],
+  ['Enable account', (f) => [`/dashboard/console/users/${f.buyer.id}/enable`, {}]],
+  ['Create password reset link', (f) => [`/dashboard/console/users/${f.buyer.id}/password-reset`, {}]],
+  ['Mark paid', (f) => [`/dashboard/console/deposits/${f.depositId}/mark-paid`, {}]],
+];
+

@@ -1,0 +1,185 @@
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { browserAvailable, launchBrowser, settled } from './browser';
+import { contractFetch } from './checked-fetch';
+
+// The operator console in Chromium with JavaScript off, driven by accessible names: the demo operator that
+// `npm run dev` seeds signs in, creates a product, uploads its stock from a file, finds a buyer's order by number,
+// adjusts the buyer's balance twice (once with a double click), disables and re-enables the buyer, makes a password
+// reset link that the buyer uses, and reads each step on the audit log. Any console error or CSP violation fails it.
+// Every step's screenshot goes to E2E_SCREENSHOTS (default: a folder in the system temp directory); with
+// UPDATE_DOCS_SCREENSHOTS=1 the overview's also replaces docs/console-overview.png, the one docs/console.md shows.
+
+const SCREENSHOTS = process.env.E2E_SCREENSHOTS ?? join(tmpdir(), 'stock-wallet-e2e-screenshots');
+const DESKTOP = { width: 1280, height: 900 };
+const OPERATOR = { email: 'operator@example.com', password: 'operator-password' }; // scripts/seed.mjs
+
+describe.runIf(browserAvailable)('the operator console in a real browser', () => {
+  const server = inject('devServer');
+  const fetch = contractFetch(server.api);
+  const admin = { Authorization: `Bearer ${server.adminToken}`, 'Content-Type': 'application/json' };
+  let browser: Browser;
+
+  beforeAll(async () => {
+    browser = await launchBrowser();
+    mkdirSync(SCREENSHOTS, { recursive: true });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  /** A browser with JavaScript off whose console errors (CSP violations among them) are collected. */
+  async function openBrowser(errors: string[]): Promise<{ context: BrowserContext; page: Page }> {
+    const context = await browser.newContext({ viewport: DESKTOP, javaScriptEnabled: false });
+    const page = await context.newPage();
+    page.on('console', (message) => {
+      if (message.type() === 'error' || /Content.Security.Policy/i.test(message.text())) errors.push(`${page.url()}: ${message.text()}`);
+    });
+    page.on('pageerror', (error) => errors.push(`${page.url()}: ${error.message}`));
+    return { context, page };
+  }
+
+  it('sign in → product → stock from a file → order by number → balance ×2 → disable/enable → reset link → audit log', async () => {
+    // A buyer with an order, made through the API.
+    const buyerEmail = `buyer-${Date.now()}@example.com`;
+    const created = await (await fetch(`${server.api}/admin/users`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'Bea Buyer', email: buyerEmail, password: 'buyer password 1' }) })).json();
+    const buyer = { id: created.data.id as number, key: created.data.api_key as string };
+    await fetch(`${server.api}/admin/users/${buyer.id}/balance-adjustments`, { method: 'POST', headers: admin, body: JSON.stringify({ amount: 20, description: 'e2e funding' }) });
+    const order = (await (await fetch(`${server.api}/orders`, { method: 'POST', headers: { 'X-API-Key': buyer.key, 'Content-Type': 'application/json' }, body: JSON.stringify({ product_id: 2, quantity: 1 }) })).json()).data;
+    const balance = async () => (await (await fetch(`${server.api}/wallet/balance`, { headers: { 'X-API-Key': buyer.key } })).json()).data.balance;
+    expect(await balance()).toBe(15.01);
+
+    const errors: string[] = [];
+    const { context, page } = await openBrowser(errors);
+    let step = 0;
+    const screenshot = async (name: string, path = `${SCREENSHOTS}/console-${String(++step).padStart(2, '0')}-${name}.png`) => {
+      await settled(page);
+      await page.screenshot({ path, fullPage: true });
+    };
+    const heading = () => page.getByRole('heading', { level: 1 }).textContent();
+    const goTo = async (section: string) => {
+      const link = page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: section, exact: true });
+      const href = await link.getAttribute('href');
+      await link.click();
+      await page.waitForURL(`${server.origin}${href}`);
+    };
+
+    // The demo operator signs in and opens the console from the dashboard.
+    await page.goto(`${server.origin}/dashboard/sign-in`);
+    await page.getByLabel('Email', { exact: true }).fill(OPERATOR.email);
+    await page.getByLabel('Password', { exact: true }).fill(OPERATOR.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${server.origin}/dashboard`);
+    await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Console', exact: true }).click();
+    await page.waitForURL(`${server.origin}/dashboard/console`);
+    expect(await heading()).toBe('Console');
+    const chart = page.getByRole('img', { name: /Revenue and refunds per day, last 30 days/ });
+    await chart.waitFor();
+    expect(await page.getByRole('table', { name: 'Sales per day (UTC)' }).getByRole('row').count()).toBe(31);
+    await screenshot('overview');
+    if (process.env.UPDATE_DOCS_SCREENSHOTS === '1') await screenshot('overview', 'docs/console-overview.png');
+
+    // A new product, then its stock from a .txt file.
+    await goTo('Products');
+    const sku = `E2E-${Date.now()}`;
+    await page.getByLabel('Name', { exact: true }).fill('E2E Gift Code');
+    await page.getByLabel('SKU', { exact: true }).fill(sku);
+    await page.getByLabel('Category', { exact: true }).fill('gift-cards');
+    await page.getByLabel('Price', { exact: true }).fill('3.25');
+    await page.getByLabel('Pack sizes', { exact: true }).fill('1, 2');
+    await page.getByLabel('Final sale', { exact: true }).check();
+    await screenshot('new-product');
+    await page.getByRole('button', { name: 'Create product' }).click();
+    await page.waitForURL(/\/dashboard\/console\/products\/\d+$/);
+    expect(await heading()).toBe('E2E Gift Code');
+    await page.getByLabel('Items file', { exact: true }).setInputFiles({
+      name: 'codes.txt',
+      mimeType: 'text/plain',
+      buffer: Buffer.from('GIFT-0001\nGIFT-0002\nGIFT-0003\nGIFT-0002\n'),
+    });
+    await page.getByRole('button', { name: 'Upload stock' }).click();
+    await page.getByText('Added 3, skipped 1.').waitFor();
+    expect(await page.getByRole('definition').first().textContent()).toBe('3');
+    await screenshot('stock-uploaded');
+
+    // The buyer's order, found by its number.
+    await goTo('Orders');
+    await page.getByRole('searchbox', { name: 'Search' }).fill(order.order_number);
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.waitForURL(/\/dashboard\/console\/orders\?q=/);
+    await page.getByRole('link', { name: order.order_number }).click();
+    expect(await heading()).toBe(`Order ${order.order_number}`);
+    await screenshot('order');
+    await page.getByRole('link', { name: new RegExp(buyerEmail) }).click();
+    await page.waitForURL(`${server.origin}/dashboard/console/users/${buyer.id}`);
+
+    // Two adjustments: the first sent by a double click (one effect), the second a debit.
+    await page.getByLabel('Amount', { exact: true }).fill('10');
+    await page.getByLabel('Description', { exact: true }).fill('Goodwill credit');
+    await page.getByRole('button', { name: 'Adjust balance' }).dblclick();
+    await page.getByRole('cell', { name: /Goodwill credit/ }).waitFor();
+    expect(await balance()).toBe(25.01);
+    await page.getByLabel('Amount', { exact: true }).fill('-2.50');
+    await page.getByLabel('Description', { exact: true }).fill('Correction');
+    await page.getByRole('button', { name: 'Adjust balance' }).click();
+    await page.getByRole('cell', { name: /Correction/ }).waitFor();
+    expect(await balance()).toBe(22.51);
+    await screenshot('user-adjusted');
+
+    // Disable: the buyer's key stops at once; enable: it works again.
+    await page.getByRole('button', { name: 'Disable account' }).click();
+    await page.getByRole('button', { name: 'Enable account' }).waitFor();
+    expect((await globalThis.fetch(`${server.api}/wallet/balance`, { headers: { 'X-API-Key': buyer.key } })).status).toBe(401);
+    await screenshot('user-disabled');
+    await page.getByRole('button', { name: 'Enable account' }).click();
+    await page.getByRole('button', { name: 'Disable account' }).waitFor();
+    expect(await balance()).toBe(22.51);
+
+    // A reset link, shown once; the buyer uses it in a browser of their own.
+    await page.getByRole('button', { name: 'Create password reset link' }).click();
+    await page.getByText('It will not be shown again').waitFor();
+    const link = (await page.getByText(/\/dashboard\/reset-password\/[A-Za-z0-9_-]{43}$/).textContent())!;
+    await screenshot('reset-link');
+    const buyerBrowser = await openBrowser(errors);
+    await buyerBrowser.page.goto(link);
+    await buyerBrowser.page.getByLabel('New password', { exact: true }).fill('a brand new password');
+    await buyerBrowser.page.getByLabel('Confirm password', { exact: true }).fill('a brand new password');
+    await buyerBrowser.page.getByRole('button', { name: 'Set password' }).click();
+    await buyerBrowser.page.waitForURL(`${server.origin}/dashboard/sign-in`);
+    await buyerBrowser.page.getByLabel('Email', { exact: true }).fill(buyerEmail);
+    await buyerBrowser.page.getByLabel('Password', { exact: true }).fill('a brand new password');
+    await buyerBrowser.page.getByRole('button', { name: 'Sign in' }).click();
+    await buyerBrowser.page.waitForURL(`${server.origin}/dashboard`);
+    expect(await buyerBrowser.page.getByRole('definition').first().textContent()).toBe('$22.51');
+    await buyerBrowser.context.close();
+    expect((await globalThis.fetch(link)).status).toBe(404); // used: gone
+
+    // The audit log: each step, by this operator, newest first.
+    await goTo('Audit log');
+    await screenshot('audit-log');
+    const rows = await page.getByRole('table', { name: 'Audit log entries' }).getByRole('row').all();
+    const cells = await Promise.all(rows.slice(1).map((row) => row.getByRole('cell').allTextContents()));
+    // [when, actor, action, target, details]: the console's entries (other tests' admin API writes are admin_token's).
+    const mine = cells.filter(([, actor]) => actor !== 'admin_token');
+    expect(mine.map(([, , action]) => action)).toEqual([
+      'password_reset.created',
+      'user.updated',
+      'user.updated',
+      'balance.adjusted',
+      'balance.adjusted',
+      'stock.added',
+      'product.created',
+    ]);
+    expect(new Set(mine.map(([, actor]) => actor)).size).toBe(1);
+    expect(mine[0][1]).toMatch(/^user:\d+$/);
+    expect(mine.map(([, , , target]) => target).slice(0, 5)).toEqual(Array(5).fill(`user:${buyer.id}`));
+    expect(JSON.stringify(mine)).not.toMatch(/GIFT-000|reset-password|a brand new password/);
+
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
