@@ -52,6 +52,8 @@ export default defineConfig({
           // Per user: every test user is new, so the contract's numbers fit the suite as they are.
           PASSWORD_CHECK_RATE_LIMITER: { namespace_id: '1006', simple: { limit: 5, period: 60 } },
           EMAIL_CHANGE_RATE_LIMITER: { namespace_id: '1007', simple: { limit: 5, period: 60 } },
+          // The whole suite is one client IP; test/gateway-slots.test.ts swaps in the tiny limiter to reach 429.
+          VENDOR_INVOICE_IP_RATE_LIMITER: { namespace_id: '1008', simple: { limit: 100_000, period: 60 } },
         },
       },
     }),

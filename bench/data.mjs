@@ -139,3 +139,25 @@ export async function loadStockTo(db, target, products, progress) {
     .run();
   return target - existing;
 }
+
+/**
+ * The flash sale's product: a new active product of `items` stock items ($1.00 each, not one of the catalogue's), its
+ * stock_count set in the same batch. Returns its id.
+ */
+export async function loadDrop(db, items) {
+  const { id } = await db.prepare('SELECT coalesce(max(id), 0) + 1 AS id FROM products').first();
+  const now = new Date().toISOString();
+  const codes = Array.from({ length: items }, (_, i) => `DROP-${randomBytes(6).toString('hex').toUpperCase()}-${i}`);
+  await db.batch([
+    db
+      .prepare(
+        `INSERT INTO products (id, name, sku, category, price_cents, allowed_quantities, active, stock_count, created_at, updated_at)
+         VALUES (?1, 'Flash drop', 'DROP-' || ?1, 'games', 100, NULL, 1, ?2, ?3, ?3)`,
+      )
+      .bind(id, items, now),
+    db
+      .prepare(`INSERT INTO stock_items (product_id, content, status, created_at) SELECT ?1, value, 'available', ?2 FROM json_each(?3)`)
+      .bind(id, now, JSON.stringify(codes)),
+  ]);
+  return id;
+}

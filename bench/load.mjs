@@ -12,6 +12,10 @@
 // used at most once (orders to cancel, stock to buy): the runs stop before the list runs out.
 // A path may hold `{n}` (the request counter: a URL never seen before, i.e. a cache miss) and `{ids:K:N}` (K distinct
 // random ids in 1..N, comma-separated).
+// `soldOutStatus` (a drop bought until it is gone): responses with that status whose body says INSUFFICIENT_STOCK are
+// counted apart, not as errors. `maxRequests` ends the run after that many responses (the drop plus one request per
+// connection, so it sells out; stopping at the first sold-out answer instead would drop the answers still in flight,
+// purchases that committed).
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
@@ -38,6 +42,8 @@ const succeeded = (status) => (spec.expectedStatus ? status === spec.expectedSta
 let next = 0;
 const samples = [];
 const statuses = {};
+let soldOutResponses = 0;
+const isSoldOut = (status, body) => status === spec.soldOutStatus && String(body).includes('"INSUFFICIENT_STOCK"');
 
 function run(durationSeconds, maxRequests) {
   return new Promise((resolve, reject) => {
@@ -57,6 +63,10 @@ function run(durationSeconds, maxRequests) {
             },
             onResponse: (status, body) => {
               statuses[status] = (statuses[status] ?? 0) + 1;
+              if (isSoldOut(status, body)) {
+                soldOutResponses++;
+                return;
+              }
               if (!succeeded(status) && samples.length < 3) samples.push({ status, body: String(body).slice(0, 300) });
             },
           },
@@ -76,14 +86,15 @@ if (spec.warmupSeconds > 0) {
 process.stderr.write('warmup done\n');
 for (const key of Object.keys(statuses)) delete statuses[key];
 samples.length = 0;
-const cap = spec.consume ? remaining() : 0;
+soldOutResponses = 0;
+const cap = spec.consume ? remaining() : (spec.maxRequests ?? 0);
 if (spec.consume && cap < spec.connections) throw new Error(`only ${requests.length} requests to consume: too few for a run`);
 const started = next;
 const cpuBefore = process.cpuUsage();
 const result = await run(spec.durationSeconds, cap);
 const cpuUsed = process.cpuUsage(cpuBefore);
 const total = result.requests.total;
-const failedResponses = Object.entries(statuses).reduce((sum, [status, count]) => sum + (succeeded(Number(status)) ? 0 : count), 0);
+const failedResponses = Object.entries(statuses).reduce((sum, [status, count]) => sum + (succeeded(Number(status)) ? 0 : count), 0) - soldOutResponses;
 console.log(
   JSON.stringify({
     requests: total,
@@ -95,6 +106,7 @@ console.log(
     socket_errors: result.errors,
     timeouts: result.timeouts,
     statuses,
+    sold_out_responses: soldOutResponses,
     error_samples: samples,
     sequence_used: next - started,
     stopped_early: spec.consume ? total >= cap : false,

@@ -14,6 +14,33 @@ const ISOLATES = {
   'ratelimit:ns:entry': 'local rate limiter entry worker',
   'cache:cache': 'local Cache API (Durable Object)',
 };
+// The per-request CPU breakdown: each isolate other than the API is one part (all of them exist only in the local
+// emulator: in production D1, the Cache API and the rate limiter run on Cloudflare's machines, not on the Worker's
+// CPU). Within the API isolate, a sample goes to the part of the nearest frame on its stack (leaf first) whose module
+// names one, so a native call (JSON.stringify, fetch) counts for the code that made it.
+const ISOLATE_PART = {
+  'd1:db': 'D1: SQLite and the local D1 object (emulator only)',
+  'd1:db:entry': 'D1: the local D1 entry worker (emulator only)',
+  'ratelimit:ns': 'rate limiter: the local binding (emulator only)',
+  'ratelimit:ns:entry': 'rate limiter: the local binding (emulator only)',
+  'cache:cache': 'Cache API: local implementation (emulator only)',
+};
+const isolatePart = (id) => ISOLATE_PART[id] ?? (id.startsWith('cache:') ? ISOLATE_PART['cache:cache'] : null);
+const MODULE_PARTS = [
+  [/^src\/middleware\/request-log\.ts$|^console\b/, 'logging'],
+  [/^src\/middleware\/rate-limit\.ts$|^cloudflare-internal:ratelimit/, 'rate limiter: the binding call'],
+  [/^src\/middleware\/auth\.ts$|^src\/services\/api-keys\.ts$|^src\/services\/caller\.ts$/, 'auth proof'],
+  [/^test\/production-d1\.ts$|^bench\//, 'bench instrumentation (bench only)'],
+  [/^cloudflare-internal:d1-api|^node_modules\/drizzle-orm\/|^src\/db\//, 'D1 call: client, SQL building, results'],
+  [/^node_modules\/(zod|@hono\/zod-openapi|@hono\/zod-validator|@asteasolutions)\/|^src\/lib\/validation\.ts$/, 'validation'],
+  [/^node_modules\/hono\/dist\/middleware\/etag\/|^src\/routes\/|^src\/lib\/(envelope|money)\.ts$|^src\/lib\/crypto\.ts$/, 'rendering (body, ETag)'],
+  [/^src\/middleware\/stock-cache\.ts$/, 'Cache API: the binding call'],
+  [/^node_modules\/hono\//, 'routing and framework (hono)'],
+  [/^src\/services\//, 'business rules (src/services)'],
+  [/^src\//, 'other app code'],
+];
+const partOfModule = (module) => MODULE_PARTS.find(([re]) => re.test(module))?.[1] ?? null;
+
 const isolateName = (id) => ISOLATES[id] ?? (id.startsWith('cache:') ? `local Cache API entry (${id})` : id);
 const PROFILED = (id) => !/^(outbound:|core:entry$|MINIFLARE_|email:)/.test(id);
 
@@ -113,18 +140,34 @@ const IDLE = '(idle)';
  */
 export function summarise(profiles, requests, moduleOfLine, apiTarget, workerdUsPerRequest) {
   const perIsolate = [];
+  const parts = new Map();
   let apiCounts = null;
   for (const [id, profile] of Object.entries(profiles)) {
     const byId = new Map(profile.nodes.map((n) => [n.id, n]));
     let busy = 0;
     const byComponent = new Map();
     const byFunction = new Map();
+    const parentOf = new Map();
+    for (const n of profile.nodes) for (const child of n.children ?? []) parentOf.set(child, n);
+    const moduleOf = (node) => {
+      const url = node.callFrame.url;
+      return url.endsWith('.js') && !url.includes(':') ? moduleOfLine(node.callFrame.lineNumber) : url;
+    };
     for (const nodeId of profile.samples) {
       const node = byId.get(nodeId);
       const name = node.callFrame.functionName || '(anonymous)';
       if (name === IDLE) continue;
       busy++;
-      if (id !== apiTarget) continue;
+      const ownPart = isolatePart(id);
+      if (ownPart) parts.set(ownPart, (parts.get(ownPart) ?? 0) + 1);
+      if (id !== apiTarget) {
+        if (!ownPart) parts.set(`other isolate: ${isolateName(id)}`, (parts.get(`other isolate: ${isolateName(id)}`) ?? 0) + 1);
+        continue;
+      }
+      let part = name === '(garbage collector)' ? 'runtime: garbage collector' : name === '(program)' ? 'runtime: workerd and V8 (program)' : null;
+      for (let frame = node; !part && frame; frame = parentOf.get(frame.id)) part = partOfModule(moduleOf(frame) || '');
+      part ??= 'runtime: natives outside app code (Request, Response, fetch)';
+      parts.set(part, (parts.get(part) ?? 0) + 1);
       const url = node.callFrame.url;
       const module = url.endsWith('.js') && !url.includes(':') ? moduleOfLine(node.callFrame.lineNumber) : url || (name.startsWith('(') ? name : '(native)');
       const comp = component(module);
@@ -151,7 +194,10 @@ export function summarise(profiles, requests, moduleOfLine, apiTarget, workerdUs
         .map(([name, count]) => ({ name, share: count / apiCounts.busy, us_per_request: us((count / apiCounts.busy) * apiShare) }));
     api = { components: top(apiCounts.byComponent, 15), functions: top(apiCounts.byFunction, 25) };
   }
-  return { requests, workerd_us_per_request: workerdUsPerRequest, total_samples: total, isolates, api };
+  const breakdown = [...parts.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .map(([part, count]) => ({ part, share: count / total, us_per_request: us(count / total), emulator_only: /emulator only|bench only/.test(part) }));
+  return { requests, workerd_us_per_request: workerdUsPerRequest, total_samples: total, isolates, breakdown, api };
 }
 
 export function profileMarkdown(caseName, summary, wallSeconds) {
@@ -162,6 +208,12 @@ export function profileMarkdown(caseName, summary, wallSeconds) {
     `${summary.requests.toLocaleString('en-US')} requests in ${wallSeconds.toFixed(1)} s; workerd CPU ${us(summary.workerd_us_per_request)} µs per request; ${summary.total_samples.toLocaleString('en-US')} busy samples.`,
     '',
   ];
+  if (summary.breakdown?.length) {
+    const production = summary.breakdown.filter((b) => !b.emulator_only).reduce((n, b) => n + b.share, 0);
+    lines.push('| where the request\'s CPU goes | share of samples | ≈ µs per request |', '|---|---:|---:|');
+    for (const b of summary.breakdown) lines.push(`| ${b.part} | ${(b.share * 100).toFixed(1)}% | ${us(b.us_per_request)} |`);
+    lines.push(`| **what a Worker in production would run** (all but emulator-only and bench-only) | ${(production * 100).toFixed(1)}% | ${us(summary.workerd_us_per_request === null ? null : production * summary.workerd_us_per_request)} |`, '');
+  }
   lines.push("| isolate (all on workerd's one thread) | share of samples | ≈ µs per request |", '|---|---:|---:|');
   for (const i of summary.isolates) lines.push(`| ${i.isolate} | ${(i.share * 100).toFixed(1)}% | ${us(i.us_per_request)} |`);
   if (summary.api) {

@@ -133,7 +133,7 @@ measured run; \`other procs\`: CPU (in cores) used by everything else on the mac
 ## Targets
 
 ${markdownTable(targetRows(results), TARGET_HEADERS)}
-${results.scaling.length ? scalingSection(results) : ''}
+${results.scaling.length ? scalingSection(results) : ''}${flashSaleSection(results)}
 ## Worker-side observations
 
 ${markdownTable(
@@ -160,6 +160,23 @@ key); no client waits for them.
 
 Ledger audit after the run: ${results.audit.ok ? 'all checks passed' : `FAILED: ${results.audit.failed.join('; ')}`}.
 Total run time: ${int(results.elapsed_s)} s (loading ${int(results.load_s)} s).
+`;
+}
+
+function flashSaleSection(results) {
+  const sale = results.cases.find((c) => c.drop);
+  if (!sale) return '';
+  const d = sale.drop;
+  return `
+## Flash sale
+
+${d.buyers} connections buy quantity 1 of one product of ${int(d.items)} items, the ${int(results.config.users)} users in turn, until it is sold
+out: ${int(d.items + d.buyers)} requests, the drop plus one per connection, so each meets the \`INSUFFICIENT_STOCK\` answer and every
+purchase's answer is counted. ${int(sale.requests)} answers in ${sale.duration_s} s: ${int(sale.rps)} req/s, p50 ${ms(sale.latency_ms.p50)} ms, p99 ${ms(sale.latency_ms.p99)} ms, workerd ${sale.cpu ? int(sale.cpu.workerd_cpu_us_per_request) : '–'} µs per request.
+
+| bought (201) | items sold | ordered (sum of quantities) | orders | items left | stock_count | sold-out answers (400) | oversold | 5xx | other errors |
+|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
+| ${int(d.bought)} | ${int(d.items_sold)} | ${int(d.quantity_ordered)} | ${int(d.orders)} | ${int(d.items_available)} | ${int(d.stock_count)} | ${int(d.sold_out_responses)} | ${d.oversold} | ${d.server_errors} | ${sale.errors} |
 `;
 }
 

@@ -48,6 +48,8 @@ export interface Bindings {
   PASSWORD_CHECK_RATE_LIMITER?: RateLimit;
   /** Changes of the account's email (API and dashboard together), per user. */
   EMAIL_CHANGE_RATE_LIMITER?: RateLimit;
+  /** Invoices opened at a real payment provider (API and dashboard deposits together), per client IP. */
+  VENDOR_INVOICE_IP_RATE_LIMITER?: RateLimit;
 }
 
 export interface AppEnv {

@@ -13,7 +13,7 @@ import { apiUrl, depositCount, fakeVendor, INVOICE_ENDPOINT, VENDOR_VARS, varsFo
 afterEach(() => vi.restoreAllMocks());
 
 const STRIPE_INVOICE = `${apiUrl('stripe')}${INVOICE_ENDPOINT.stripe.path}`;
-const deposit = (user: { key: string }, vars: Record<string, string>, headers: Record<string, string> = {}) =>
+const deposit = (user: { key: string }, vars: Record<string, string | RateLimit>, headers: Record<string, string> = {}) =>
   call('/wallet/deposit', { key: user.key, body: { amount: 10, gateway: 'gateway_three' }, vars, headers });
 
 describe('which slots are available', () => {
@@ -182,5 +182,30 @@ describe('a vendor that fails: nothing stored, the Idempotency-Key left free', (
     expect(replay.headers.get('Idempotent-Replayed')).toBe('true');
     expect(replay.json.data.deposit_id).toBe(created.json.data.deposit_id);
     expect(await depositCount(user.id)).toBe(1);
+  });
+});
+
+describe('invoices opened before the credential is proved', () => {
+  // The vendor call comes before the deposit's one batch, which is where the API key is proved; each made-up key has a
+  // rate-limit bucket of its own, so only a per-IP limit stops a flood of fake keys from opening vendor invoices.
+  const madeUpKey = () => ({ key: `sk_live_${crypto.randomUUID().replaceAll('-', '')}${'Q'.repeat(8)}` });
+
+  it('made-up keys from one client IP open at most the limit of invoices, then 429 before the vendor is called', async () => {
+    const seen = fakeVendor('post', STRIPE_INVOICE, INVOICE_ENDPOINT.stripe.answer('https://pay.stripe.test/x', 'cs_x'));
+    const vars = { ...varsFor('stripe'), VENDOR_INVOICE_IP_RATE_LIMITER: env.TINY_RATE_LIMITER };
+    const headers = { 'CF-Connecting-IP': freshIp() };
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await deposit(madeUpKey(), vars, headers)).status);
+    expect(statuses).toEqual([401, 401, 401, 429, 429]);
+    expect(seen).toHaveLength(3);
+    const refused = await deposit(madeUpKey(), vars, headers);
+    expect(refused.headers.get('Retry-After')).toBe('60');
+  });
+
+  it('a generic slot opens no vendor invoice and is not limited by it', async () => {
+    const user = await newUser();
+    const vars = { VENDOR_INVOICE_IP_RATE_LIMITER: env.TINY_RATE_LIMITER };
+    const headers = { 'CF-Connecting-IP': freshIp() };
+    for (let i = 0; i < 5; i++) expect((await deposit(user, vars, headers)).status).toBe(200);
   });
 });

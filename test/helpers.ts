@@ -15,7 +15,7 @@ export interface CallOptions {
   body?: unknown;
   headers?: Record<string, string>;
   /** Vars that differ from vitest.config.ts for this request (e.g. `{ MAX_CANCELS_PER_DAY: '100' }`). */
-  vars?: Record<string, string>;
+  vars?: Record<string, string | RateLimit>;
 }
 
 let appWithVars: ReturnType<typeof createCheckedApp> | undefined;

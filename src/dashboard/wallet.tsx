@@ -2,6 +2,7 @@ import { Hono, type Context } from 'hono';
 import { readConfig, type AppEnv } from '../env';
 import { PaginationQuery } from '../lib/pagination';
 import { requireSession } from '../middleware/session';
+import { vendorInvoiceThrottle } from '../middleware/rate-limit';
 import { DepositBody } from '../schemas/wallet';
 import type { DepositRow } from '../db/schema';
 import { queryAs } from '../services/caller';
@@ -96,7 +97,7 @@ export const walletPages = new Hono<AppEnv>()
     formHandler(
       async (c, fields) => {
         const body = parseForm(DepositBody, fields, ['amount']);
-        const request = { amountCents: body.amount, gateway: body.gateway, cryptoCurrency: body.crypto_currency, origin: new URL(c.req.url).origin };
+        const request = { amountCents: body.amount, gateway: body.gateway, cryptoCurrency: body.crypto_currency, origin: new URL(c.req.url).origin, beforeVendorCall: vendorInvoiceThrottle(c) };
         return redirectOnce(
           c,
           fields,

@@ -99,7 +99,7 @@ export const stockItems = sqliteTable(
   (t) => [
     uniqueIndex('stock_items_product_content_unique').on(t.productId, t.content),
     index('stock_items_product_status').on(t.productId, t.status, t.id),
-    index('stock_items_order').on(t.orderId),
+    index('stock_items_order').on(t.orderId).where(sql`order_id IS NOT NULL`),
     index('stock_items_revoked').on(t.revokedAt, t.id).where(sql`revoked_at IS NOT NULL`),
   ],
 );

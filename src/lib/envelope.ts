@@ -22,3 +22,12 @@ export const ErrorBody = z
 export function errorBody(code: string, error: string, errors?: Record<string, unknown>) {
   return errors === undefined ? { success: false as const, error, code } : { success: false as const, error, code, errors };
 }
+
+/**
+ * The success envelope around data already rendered as JSON text (by SQLite): the bytes `JSON.stringify` writes for
+ * `{ ...ok(data), ...extra }`, without parsing the data back.
+ */
+export function okJsonText(dataJson: string, extra: Record<string, string> = {}): string {
+  const tail = Object.entries(extra).map(([name, value]) => `,${JSON.stringify(name)}:${JSON.stringify(value)}`);
+  return `{"success":true,"data":${dataJson}${tail.join('')}}`;
+}

@@ -20,6 +20,13 @@ export async function enforceRateLimit(limiter: RateLimit | undefined, key: stri
 /** CF-Connecting-IP is set by Cloudflare's edge and cannot be forged through it. */
 export const clientIp = (c: Context) => c.req.header('CF-Connecting-IP') ?? 'unknown';
 
+/**
+ * Deposits on a real provider's slot, per client IP (the API and the dashboard together). The vendor's invoice is made
+ * before the deposit's one batch proves the credential, so a per-key limit alone would let made-up keys open
+ * invoices without end; this bounds them without a D1 round trip before the vendor call.
+ */
+export const vendorInvoiceThrottle = (c: Context<AppEnv>) => () => enforceRateLimit(c.env.VENDOR_INVOICE_IP_RATE_LIMITER, `ip:${clientIp(c)}`);
+
 /** Public routes: per client IP. */
 export const limitByClientIp = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.method !== 'OPTIONS') await enforceRateLimit(c.env.PUBLIC_RATE_LIMITER, `ip:${clientIp(c)}`);

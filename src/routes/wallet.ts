@@ -4,6 +4,7 @@ import { envelope, ok } from '../lib/envelope';
 import { centsToAmount } from '../lib/money';
 import type { DepositRow } from '../db/schema';
 import { idempotent } from '../middleware/idempotency';
+import { vendorInvoiceThrottle } from '../middleware/rate-limit';
 import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse, securedByApiKey } from './openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
 import { DepositBody } from '../schemas/wallet';
@@ -127,7 +128,7 @@ export const walletRouter = createRouter()
         };
         return { status: 200 as const, body: ok(data, 'Deposit created. Complete the payment at payment_url.') };
       };
-      const request = { amountCents: body.amount, gateway: body.gateway, cryptoCurrency: body.crypto_currency, origin: new URL(c.req.url).origin };
+      const request = { amountCents: body.amount, gateway: body.gateway, cryptoCurrency: body.crypto_currency, origin: new URL(c.req.url).origin, beforeVendorCall: vendorInvoiceThrottle(c) };
       return idempotent(
         c,
         body,

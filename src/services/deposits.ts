@@ -32,6 +32,8 @@ export interface DepositRequest {
   cryptoCurrency?: CryptoCurrency;
   /** The service's origin as the client reached it: vendors notify `<origin>/api/v2/webhooks/<slot>`. */
   origin: string;
+  /** Resolves when a vendor invoice may be opened for this client, throws (429) when not; not asked for a generic slot. */
+  beforeVendorCall: () => Promise<void>;
 }
 
 interface NewDeposit {
@@ -47,8 +49,10 @@ interface NewDeposit {
  * the batch and keyed on the deposit's reference: a vendor that fails answers 503 or 422 and nothing is stored. The
  * generic adapter derives both from the deposit's id inside the batch.
  */
-async function invoiceFor(gateway: PaymentGateway, deposit: NewDeposit, depositId: SQL, origin: string) {
+async function invoiceFor(gateway: PaymentGateway, deposit: NewDeposit, depositId: SQL, request: DepositRequest) {
   if (gateway.provider === 'generic') return gateway.generic.invoiceColumns(depositId);
+  await request.beforeVendorCall();
+  const { origin } = request;
   const invoice = await gateway.vendor.createInvoice({
     ...deposit,
     notifyUrl: `${origin}/api/v2/webhooks/${gateway.name}`,
@@ -73,7 +77,7 @@ export async function createDeposit(
   const reference = `dep_${randomBase62(24)}`;
   const depositId = sql`(SELECT id FROM deposits WHERE reference = ${reference})`;
   const deposit = { reference, amountCents: request.amountCents, cryptoCurrency, expiresAt, nowMs };
-  const invoice = await invoiceFor(gateway, deposit, depositId, request.origin);
+  const invoice = await invoiceFor(gateway, deposit, depositId, request);
   const [created] = await writeAs(d1, caller, {
     writes: [
       sql`INSERT INTO deposits (user_id, amount_cents, gateway, crypto_currency, status, expires_at, created_at, updated_at, reference, provider)
