@@ -4,7 +4,7 @@ import { sha256Hex } from '../src/lib/crypto';
 import { isoNow } from '../src/lib/time';
 import { readAs } from '../src/services/caller';
 import { sessionCaller, touchSession } from '../src/services/sessions';
-import { SELF } from './contract';
+import { createCheckedApp, SELF } from './contract';
 import { newUser, unique, type TestUser } from './helpers';
 
 // Browser-like requests to the dashboard: form posts from the service's own origin, cookies carried by hand, redirects
@@ -26,7 +26,11 @@ export interface PageOptions {
   /** The Origin header of a form post; `null` sends none. */
   origin?: string | null;
   ip?: string;
+  /** Vars that differ from vitest.config.ts for this request (a payment provider on a slot). */
+  vars?: Record<string, string>;
 }
+
+let appWithVars: ReturnType<typeof createCheckedApp> | undefined;
 
 export interface PageResponse {
   status: number;
@@ -36,7 +40,7 @@ export interface PageResponse {
   setCookie: string | null;
 }
 
-export async function visit(path: string, { cookie, form, method, headers = {}, origin = ORIGIN, ip = freshIp() }: PageOptions = {}): Promise<PageResponse> {
+export async function visit(path: string, { cookie, form, method, headers = {}, origin = ORIGIN, ip = freshIp(), vars }: PageOptions = {}): Promise<PageResponse> {
   const h: Record<string, string> = { 'CF-Connecting-IP': ip, ...headers };
   if (cookie) h.Cookie = `dashboard_session=${cookie}`;
   const init: RequestInit = { method: method ?? (form ? 'POST' : 'GET'), headers: h, redirect: 'manual' };
@@ -45,7 +49,7 @@ export async function visit(path: string, { cookie, form, method, headers = {}, 
     if (origin !== null) h.Origin ??= origin;
     init.body = new URLSearchParams(form).toString();
   }
-  const res = await SELF.fetch(`${ORIGIN}${path}`, init);
+  const res = vars ? await (appWithVars ??= createCheckedApp()).request(`${ORIGIN}${path}`, init, vars) : await SELF.fetch(`${ORIGIN}${path}`, init);
   return { status: res.status, headers: res.headers, text: await res.text(), location: res.headers.get('Location'), setCookie: res.headers.get('Set-Cookie') };
 }
 

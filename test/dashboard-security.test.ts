@@ -39,6 +39,7 @@ describe('CSRF: form posts only from the service itself', () => {
       [`/dashboard/console/users/${user.id}/enable`, {}],
       [`/dashboard/console/users/${user.id}/password-reset`, {}],
       [`/dashboard/console/deposits/${deposit.deposit_id}/mark-paid`, {}],
+      [`/dashboard/console/deposits/${deposit.deposit_id}/refresh`, {}],
     ];
     const attacks: Array<{ label: string; origin: string | null; headers?: Record<string, string> }> = [
       { label: 'another origin', origin: 'https://evil.example' },

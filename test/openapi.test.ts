@@ -61,6 +61,7 @@ describe('OpenAPI document', () => {
         '/dashboard/console/audit',
         '/dashboard/console/deposits',
         '/dashboard/console/deposits/{id}/mark-paid',
+        '/dashboard/console/deposits/{id}/refresh',
         '/dashboard/console/orders',
         '/dashboard/console/orders/{id}',
         '/dashboard/console/products',

@@ -23,7 +23,8 @@ const RESPONSES: Record<Status, { description: string; content?: typeof html; he
   429: { description: 'Too many attempts (Retry-After)', content: html },
   500: { description: 'A bug: an error page quoting the request id', content: html },
   503: {
-    description: 'The database did not answer and nothing was changed: an error page; send the form again (Retry-After)',
+    description:
+      'The database did not answer and nothing was changed: an error page; send the form again (Retry-After). "Ask the vendor": the payment provider did not answer, the deposits page again with the message',
     content: html,
     headers: { 'Retry-After': { schema: { type: 'string' } } },
   },
@@ -177,8 +178,28 @@ const PAGES: Entry[] = [
   { method: 'post', path: '/dashboard/console/users/{id}/disable', summary: 'Disable the account', statuses: [303, 403, 404] },
   { method: 'post', path: '/dashboard/console/users/{id}/enable', summary: 'Enable the account', statuses: [303, 403, 404] },
   { method: 'post', path: '/dashboard/console/users/{id}/password-reset', summary: 'A password reset link, shown once in this answer', statuses: [200, 303, 403, 404] },
-  { method: 'get', path: '/dashboard/console/deposits', summary: 'Deposits with their gateway events; `status`, `gateway` filters', statuses: [200, 303, 404, 422], paged: true },
+  {
+    method: 'get',
+    path: '/dashboard/console/deposits',
+    summary: 'Deposits with their gateway events and when their vendor was last asked; `status`, `gateway` filters',
+    statuses: [200, 303, 404, 422],
+    query: z.object({
+      page: pageNumber,
+      asked: z.string().optional().openapi({ description: 'After "Ask the vendor": the deposit asked about (with `outcome`)' }),
+      outcome: z.string().optional().openapi({
+        description: 'After "Ask the vendor": `credited`, `closed`, `duplicate`, `amount_mismatch` or `in_progress`, shown as a fixed one-line notice; any other value shows none',
+      }),
+    }),
+  },
   { method: 'post', path: '/dashboard/console/deposits/{id}/mark-paid', summary: 'Mark a pending deposit paid', statuses: [303, 403, 404] },
+  {
+    method: 'post',
+    path: '/dashboard/console/deposits/{id}/refresh',
+    summary:
+      "Ask the vendor: the deposit's payment provider is asked and its answer applied (as POST /admin/deposits/{id}/refresh), then 303 to the deposits with a notice; " +
+      'a generic slot\'s deposit → 422 and the vendor unreachable → 503, each the page again with its message, nothing changed',
+    statuses: [303, 403, 404, 422, 503],
+  },
   { method: 'get', path: '/dashboard/console/revoked-items', summary: 'Items of cancelled orders', statuses: [200, 303, 404, 422], paged: true },
   { method: 'get', path: '/dashboard/console/audit', summary: 'The audit log', statuses: [200, 303, 404, 422], paged: true },
 ];

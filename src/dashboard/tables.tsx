@@ -16,7 +16,16 @@ export interface Column<Row> {
   cell: (row: Row) => Child;
 }
 
-export function DataTable<Row>({ caption, rows, empty, columns }: { caption: string; rows: Row[]; empty: string; columns: Column<Row>[] }) {
+interface DataTableProps<Row> {
+  caption: string;
+  rows: Row[];
+  empty: string;
+  columns: Column<Row>[];
+  /** Each row's element id, for links to one row (`#deposit-12`). */
+  rowId?: (row: Row) => string;
+}
+
+export function DataTable<Row>({ caption, rows, empty, columns, rowId }: DataTableProps<Row>) {
   if (rows.length === 0) return <p class="empty">{empty}</p>;
   return (
     <div class="table-wrap">
@@ -33,7 +42,7 @@ export function DataTable<Row>({ caption, rows, empty, columns }: { caption: str
         </thead>
         <tbody role="rowgroup">
           {rows.map((row) => (
-            <tr role="row">
+            <tr role="row" id={rowId?.(row)}>
               {columns.map((column) => (
                 <td role="cell" class={column.class} data-label={column.labelHidden ? undefined : column.label}>
                   <span>{column.cell(row)}</span>

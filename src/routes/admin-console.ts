@@ -16,7 +16,7 @@ import { updateUser, usersQuery, userDetailQuery, type OperatorUser, type Operat
 import { createPasswordReset, type ResetLink, type ResetLinkSnapshot } from '../services/password-resets';
 import { operatorSealing } from './admin';
 import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, jsonBody, jsonResponse } from './openapi';
-import { Deposit, Order, OrderWithItems, presentDeposit, presentOrder, presentProduct, Product } from './representations';
+import { Deposit, lastCheckedAt, Order, OrderWithItems, presentDeposit, presentOrder, presentProduct, Product } from './representations';
 
 // The operator console's JSON twin (behind the admin token): reads of any user's data, each one D1 round trip, and
 // the user changes and reset links the console makes. Every write is on the audit log (src/services/audit-log.ts).
@@ -63,8 +63,9 @@ const OperatorDepositSchema = z.object({
   ...Deposit.shape,
   user_id: z.number().int(),
   reference: z.string().nullable().openapi({ description: 'the deposit\'s own reference, generated before its batch (null for deposits made before references existed)' }),
+  last_checked_at: lastCheckedAt,
 }).openapi('OperatorDeposit');
-const presentOperatorDeposit = (d: DepositRow | OperatorDeposit) => ({ ...presentDeposit(d), user_id: d.userId, reference: d.reference });
+const presentOperatorDeposit = (d: DepositRow | OperatorDeposit) => ({ ...presentDeposit(d), user_id: d.userId, reference: d.reference, last_checked_at: d.lastCheckedAt });
 
 const SalesDaySchema = z
   .object({

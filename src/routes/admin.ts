@@ -19,7 +19,7 @@ import { OPERATOR } from '../services/idempotency';
 import { createUser, type UserCreationSnapshot, type UserProfile } from '../services/users';
 import { adjustBalance } from '../services/wallet';
 import { ADMIN_TOKEN_ACTOR } from '../services/audit-log';
-import { Deposit, DepositStatus, presentDeposit, presentDepositStatus, presentProduct, presentTransaction, Product, Transaction } from './representations';
+import { Deposit, DepositStatus, lastCheckedAt, presentDeposit, presentDepositStatus, presentProduct, presentTransaction, Product, Transaction } from './representations';
 import { presentProfile, UserProfileSchema } from './user';
 
 const security = [{ AdminBearer: [] }];
@@ -272,7 +272,7 @@ const RefreshedDeposit = z
   .object({
     deposit: Deposit.extend({
       reference: z.string().nullable(),
-      last_checked_at: z.string().nullable().openapi({ format: 'date-time', description: 'when the vendor was last asked' }),
+      last_checked_at: lastCheckedAt,
     }),
     vendor_status: z.string().nullable().openapi({ description: "the vendor's status as received; null when it has none yet" }),
     outcome: z.enum(GATEWAY_OUTCOMES).openapi({ description: '`duplicate`: already credited (or closed); `in_progress`: nothing to apply yet' }),

@@ -83,6 +83,12 @@ export const Deposit = z
   })
   .openapi('Deposit');
 
+/** When the deposit's vendor was last asked about it (a refresh or the scheduled job): on the operator's deposit views. */
+export const lastCheckedAt = z.string().nullable().openapi({
+  format: 'date-time',
+  description: "when the deposit's payment provider was last asked about it (a refresh or the scheduled job); null: never (a generic slot's deposit is never asked)",
+});
+
 export const presentDeposit = (d: DepositRow) => ({
   id: d.id,
   amount: centsToAmount(d.amountCents),

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -26,4 +27,15 @@ export async function settled(page: Page) {
     await page.waitForTimeout(50);
   }
   await page.evaluate(() => document.fonts.ready.then(() => undefined));
+}
+
+/** A phone's viewport: the width every page must fit without scrolling sideways. */
+export const PHONE = { width: 375, height: 812 };
+
+/** Nothing wider than the phone: neither the page nor a table scrolls sideways (tables stack their rows). */
+export async function fitsThePhone(page: Page) {
+  await settled(page);
+  expect(await page.evaluate(() => document.documentElement.scrollWidth), `${page.url()} scrolls sideways`).toBeLessThanOrEqual(PHONE.width);
+  const wideTables = await page.evaluate(() => [...document.querySelectorAll('.table-wrap')].filter((wrap) => wrap.scrollWidth > wrap.clientWidth).length);
+  expect(wideTables, `${page.url()}: a table scrolls sideways`).toBe(0);
 }

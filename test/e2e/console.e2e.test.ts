@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { browserAvailable, launchBrowser, settled } from './browser';
+import { browserAvailable, fitsThePhone, launchBrowser, PHONE, settled } from './browser';
 import { contractFetch } from './checked-fetch';
 
 // The operator console in Chromium with JavaScript off, driven by accessible names: the demo operator that
@@ -33,8 +33,8 @@ describe.runIf(browserAvailable)('the operator console in a real browser', () =>
   });
 
   /** A browser with JavaScript off whose console errors (CSP violations among them) are collected. */
-  async function openBrowser(errors: string[]): Promise<{ context: BrowserContext; page: Page }> {
-    const context = await browser.newContext({ viewport: DESKTOP, javaScriptEnabled: false });
+  async function openBrowser(errors: string[], viewport = DESKTOP): Promise<{ context: BrowserContext; page: Page }> {
+    const context = await browser.newContext({ viewport, javaScriptEnabled: false });
     const page = await context.newPage();
     page.on('console', (message) => {
       if (message.type() === 'error' || /Content.Security.Policy/i.test(message.text())) errors.push(`${page.url()}: ${message.text()}`);
@@ -179,6 +179,25 @@ describe.runIf(browserAvailable)('the operator console in a real browser', () =>
     expect(mine.map(([, , , target]) => target).slice(0, 5)).toEqual(Array(5).fill(`user:${buyer.id}`));
     expect(JSON.stringify(mine)).not.toMatch(/GIFT-000|reset-password|a brand new password/);
 
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it("the deposits page on a phone (375 px): its table stacks, nothing scrolls sideways", async () => {
+    const created = await (await fetch(`${server.api}/admin/users`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'Dee Positor', email: `depositor-${Date.now()}@example.com`, password: 'depositor password' }) })).json();
+    const key = created.data.api_key as string;
+    const deposit = await fetch(`${server.api}/wallet/deposit`, { method: 'POST', headers: { 'X-API-Key': key, 'Content-Type': 'application/json' }, body: JSON.stringify({ amount: 12.5, gateway: 'gateway_one', crypto_currency: 'USDT' }) });
+    expect(deposit.status).toBe(200);
+    const errors: string[] = [];
+    const { context, page } = await openBrowser(errors, PHONE);
+    await page.goto(`${server.origin}/dashboard/sign-in?next=${encodeURIComponent(`/dashboard/console/deposits?user_id=${created.data.id}`)}`);
+    await page.getByLabel('Email', { exact: true }).fill(OPERATOR.email);
+    await page.getByLabel('Password', { exact: true }).fill(OPERATOR.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/dashboard\/console\/deposits\?user_id=\d+$/);
+    await page.getByRole('button', { name: 'Mark paid' }).waitFor();
+    await fitsThePhone(page);
+    await page.screenshot({ path: `${SCREENSHOTS}/console-deposits-phone.png`, fullPage: true });
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -1,9 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Browser, Locator } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { browserAvailable, launchBrowser, settled } from './browser';
+import { browserAvailable, fitsThePhone, launchBrowser, PHONE } from './browser';
 import { contractFetch } from './checked-fetch';
 
 // The whole dashboard journey in Chromium with JavaScript off, at a phone's width, driven by accessible names (labels, roles, button
@@ -14,7 +14,6 @@ import { contractFetch } from './checked-fetch';
 // directory, outside the repository, so nothing a running `npm run dev` watches is touched).
 
 const SCREENSHOTS = process.env.E2E_SCREENSHOTS ?? join(tmpdir(), 'stock-wallet-e2e-screenshots');
-const PHONE = { width: 375, height: 812 };
 
 /** Visible and wholly inside the phone's width (not clipped, not off to the right). */
 async function onScreen(locator: Locator) {
@@ -68,13 +67,6 @@ describe.runIf(browserAvailable)('the dashboard in a real browser', () => {
     };
     const heading = () => page.getByRole('heading', { level: 1 }).textContent();
     const at = (path: string) => expect(new URL(page.url()).pathname).toBe(path);
-    /** Nothing wider than the phone: neither the page nor a table scrolls sideways (tables stack their rows). */
-    const fitsThePhone = async (p: Page) => {
-      await settled(p);
-      expect(await p.evaluate(() => document.documentElement.scrollWidth), `${p.url()} scrolls sideways`).toBeLessThanOrEqual(PHONE.width);
-      const wideTables = await p.evaluate(() => [...document.querySelectorAll('.table-wrap')].filter((wrap) => wrap.scrollWidth > wrap.clientWidth).length);
-      expect(wideTables, `${p.url()}: a table scrolls sideways`).toBe(0);
-    };
     const balance = async (key: string) => (await (await fetch(`${server.api}/wallet/balance`, { headers: { 'X-API-Key': key } })).json()).data.balance;
 
     // Signed out, the dashboard sends the browser to sign in; from there, sign up.

@@ -1,32 +1,65 @@
-import { Hono } from 'hono';
-import type { AppEnv } from '../../env';
+import { Hono, type Context } from 'hono';
+import { readConfig, type AppEnv } from '../../env';
+import { ApiError } from '../../lib/errors';
 import { publishAfterResponse } from '../../middleware/publish-events';
 import { requireOperatorSession } from '../../middleware/session';
 import { DepositsQuery } from '../../schemas/operator';
 import { operatorActor } from '../../services/audit-log';
 import { queryAsOperator } from '../../services/caller';
 import { markDepositPaid } from '../../services/deposits';
+import type { GatewayOutcome } from '../../services/gateway-events';
 import { GATEWAYS } from '../../services/gateways';
 import { operatorDepositsQuery, type OperatorDeposit } from '../../services/operator-deposits';
-import { Money, Pager, Status, When } from '../components';
+import { lookupGateway, refreshDeposit } from '../../services/vendor-payments';
+import { Money, Notice, Pager, Status, When } from '../components';
 import { idFromPath, parseForm, sameOriginForm } from '../forms';
 import { page } from '../layout';
+import { DataTable } from '../tables';
 
-// Deposits of every user, each with the gateway events received for it (mismatches marked), "Mark paid" on a pending
-// one (the admin API's mark-paid: credits once, audited). A deposit's actions sit together in one cell, where a later
-// "Ask the vendor" (POST /admin/deposits/{id}/refresh) belongs beside "Mark paid".
+// Deposits of every user, each with the gateway events received for it (mismatches marked) and when its vendor was
+// last asked, "Mark paid" on a pending one (the admin API's mark-paid: credits once, audited) and "Ask the vendor" on
+// a real provider's deposit that is not paid (the admin API's refresh: the vendor's answer applied as its
+// notification would be). The table is the dashboard's stacked one: on a phone nothing scrolls sideways.
 
 const DEPOSITS = '/dashboard/console/deposits';
 const STATUSES = ['pending', 'paid', 'failed', 'expired'] as const;
 
-function DepositActions({ deposit }: { deposit: OperatorDeposit }) {
-  if (deposit.status !== 'pending') return null;
+/**
+ * The one-line notice after "Ask the vendor" (`?asked=<id>&outcome=<outcome>`): the URL names only the deposit and
+ * one of these fixed sentences (any other value shows none); the row itself shows the deposit as stored.
+ */
+const ASKED: Partial<Record<GatewayOutcome, string>> = {
+  credited: 'the vendor says it is paid; credited to the wallet.',
+  closed: 'the vendor says it failed or expired; closed, nothing credited.',
+  duplicate: 'the answer changes nothing; the deposit was already settled.',
+  amount_mismatch: 'the vendor reports a different amount; nothing credited (see its gateway events).',
+  in_progress: 'not paid yet at the vendor; nothing changed.',
+};
+
+function askedNotice({ asked, outcome }: Record<string, string | undefined>): string | null {
+  const words = outcome !== undefined && Object.hasOwn(ASKED, outcome) ? ASKED[outcome as GatewayOutcome] : undefined;
+  return words && /^[1-9]\d{0,14}$/.test(asked ?? '') ? `Asked the vendor about deposit #${asked}: ${words}` : null;
+}
+
+function DepositActions({ deposit, askable }: { deposit: OperatorDeposit; askable: boolean }) {
+  const describedBy = `deposit-label-${deposit.id}`;
   return (
-    <form method="post" action={`${DEPOSITS}/${deposit.id}/mark-paid`} class="inline">
-      <button type="submit" class="secondary" aria-describedby={`deposit-label-${deposit.id}`}>
-        Mark paid
-      </button>
-    </form>
+    <>
+      {deposit.status === 'pending' && (
+        <form method="post" action={`${DEPOSITS}/${deposit.id}/mark-paid`} class="inline">
+          <button type="submit" class="secondary" aria-describedby={describedBy}>
+            Mark paid
+          </button>
+        </form>
+      )}
+      {askable && deposit.status !== 'paid' && (
+        <form method="post" action={`${DEPOSITS}/${deposit.id}/refresh`} class="inline">
+          <button type="submit" class="secondary" aria-describedby={describedBy}>
+            Ask the vendor
+          </button>
+        </form>
+      )}
+    </>
   );
 }
 
@@ -46,16 +79,32 @@ function GatewayEvents({ deposit }: { deposit: OperatorDeposit }) {
   );
 }
 
-export const consoleDeposits = new Hono<AppEnv>()
-  .get('/console/deposits', requireOperatorSession, async (c) => {
-    const { status, gateway, user_id: userId, ...pageQuery } = parseForm(DepositsQuery, c.req.query());
-    const [{ rows, total }] = await queryAsOperator(c.var.db, c.var.caller, [operatorDepositsQuery({ status, gateway, userId }, pageQuery)]);
-    const filter = (s?: string, g?: string) => `${DEPOSITS}?${new URLSearchParams({ ...(s ? { status: s } : {}), ...(g ? { gateway: g } : {}) })}`;
-    return page(c, {
+/** Why "Ask the vendor" changed nothing: no vendor to ask (422), or the vendor cannot tell (503). */
+interface Refusal {
+  status: 422 | 503;
+  message: string;
+}
+
+/** The deposits page (its query's filters and page), with the refusal of an "Ask the vendor" post when there is one. */
+async function depositsPage(c: Context<AppEnv>, refusal?: Refusal) {
+  const { status, gateway, user_id: userId, ...pageQuery } = parseForm(DepositsQuery, c.req.query());
+  const [{ rows, total }] = await queryAsOperator(c.var.db, c.var.caller, [operatorDepositsQuery({ status, gateway, userId }, pageQuery)]);
+  const config = readConfig(c.env);
+  const notice = refusal ? null : askedNotice(c.req.query());
+  const filter = (s?: string, g?: string) => `${DEPOSITS}?${new URLSearchParams({ ...(s ? { status: s } : {}), ...(g ? { gateway: g } : {}) })}`;
+  return page(
+    c,
+    {
       title: 'Deposits',
       section: DEPOSITS,
       children: (
         <>
+          {notice && <Notice>{notice}</Notice>}
+          {refusal && (
+            <p class="alert" role="alert">
+              {refusal.message}
+            </p>
+          )}
           <nav aria-label="Filter deposits" class="row">
             <a href={DEPOSITS} aria-current={!status && !gateway ? 'page' : undefined}>
               All
@@ -71,60 +120,59 @@ export const consoleDeposits = new Hono<AppEnv>()
               </a>
             ))}
           </nav>
-          {rows.length === 0 ? (
-            <p class="empty">No deposits.</p>
-          ) : (
-            <div class="table-wrap">
-              <table>
-                <caption class="visually-hidden">Deposits with their gateway events</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Deposit</th>
-                    <th scope="col">User</th>
-                    <th scope="col" class="num">Amount</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Gateway events</th>
-                    <th scope="col">
-                      <span class="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {rows.map((d) => (
-                    <tr id={`deposit-${d.id}`}>
-                      <td>
-                        <span id={`deposit-label-${d.id}`}>{`#${d.id}`}</span>
-                        <br />
-                        <span class="muted">{d.gateway}</span> <When iso={d.createdAt} />
-                      </td>
-                      <td>
-                        <a href={`/dashboard/console/users/${d.userId}`}>{`#${d.userId}`}</a>
-                      </td>
-                      <td class="num">
-                        <Money cents={d.amountCents} />
-                      </td>
-                      <td>
-                        <Status value={d.status} />
-                      </td>
-                      <td>
-                        <GatewayEvents deposit={d} />
-                      </td>
-                      <td>
-                        <DepositActions deposit={d} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )}
+          <DataTable
+            caption="Deposits with their gateway events"
+            rows={rows}
+            empty="No deposits."
+            rowId={(d) => `deposit-${d.id}`}
+            columns={[
+              {
+                label: 'Deposit',
+                cell: (d) => (
+                  <>
+                    <span id={`deposit-label-${d.id}`}>{`#${d.id}`}</span>{' '}
+                    <span class="muted">{d.provider === 'generic' ? d.gateway : `${d.gateway} (${d.provider})`}</span> <When iso={d.createdAt} />
+                  </>
+                ),
+              },
+              { label: 'User', cell: (d) => <a href={`/dashboard/console/users/${d.userId}`}>{`#${d.userId}`}</a> },
+              { label: 'Amount', class: 'num', cell: (d) => <Money cents={d.amountCents} /> },
+              { label: 'Status', cell: (d) => <Status value={d.status} /> },
+              { label: 'Vendor asked', cell: (d) => <When iso={d.lastCheckedAt} /> },
+              { label: 'Gateway events', cell: (d) => <GatewayEvents deposit={d} /> },
+              { label: 'Actions', labelHidden: true, cell: (d) => <DepositActions deposit={d} askable={lookupGateway(config, d) !== null} /> },
+            ]}
+          />
           <Pager path={DEPOSITS} page={pageQuery.page} totalPages={Math.ceil(total / pageQuery.per_page)} query={{ status, gateway }} />
         </>
       ),
-    });
-  })
+    },
+    refusal?.status ?? 200,
+  );
+}
+
+const unreachable = (id: number) =>
+  `Deposit #${id}: the payment provider could not be reached, so nothing was changed. Try again in a minute; the scheduled job also asks it on its own.`;
+
+export const consoleDeposits = new Hono<AppEnv>()
+  .get('/console/deposits', requireOperatorSession, (c) => depositsPage(c))
   .post('/console/deposits/:id/mark-paid', sameOriginForm, requireOperatorSession, async (c) => {
     const id = idFromPath(c.req.param('id'), 'Deposit');
     await markDepositPaid(c.var.db, operatorActor(c.var.caller), id, undefined, publishAfterResponse(c));
     return c.redirect(`${DEPOSITS}#deposit-${id}`, 303);
+  })
+  .post('/console/deposits/:id/refresh', sameOriginForm, requireOperatorSession, async (c) => {
+    const id = idFromPath(c.req.param('id'), 'Deposit');
+    // The refresh proves no session of its own: the operator is proved before the vendor is asked or anything written.
+    await queryAsOperator(c.var.db, c.var.caller, []);
+    try {
+      const { outcome } = await refreshDeposit(c.var.db, readConfig(c.env), id, undefined, publishAfterResponse(c));
+      return c.redirect(`${DEPOSITS}?${new URLSearchParams({ asked: String(id), outcome })}#deposit-${id}`, 303);
+    } catch (err) {
+      // No vendor to ask (a generic slot's deposit), or the vendor cannot tell: the page again, nothing changed.
+      if (!(err instanceof ApiError) || (err.code !== 'VALIDATION_FAILED' && err.code !== 'GATEWAY_UNAVAILABLE')) throw err;
+      for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
+      if (err.code === 'GATEWAY_UNAVAILABLE') return depositsPage(c, { status: 503, message: unreachable(id) });
+      return depositsPage(c, { status: 422, message: Object.values(err.errors ?? {}).flat().join(' ') });
+    }
   });
