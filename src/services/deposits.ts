@@ -1,4 +1,5 @@
 import { eq, sql, type SQL } from 'drizzle-orm';
+import { amountJson } from '../db/json';
 import { columnsOf, rowJson, rowsOf } from '../db/batch';
 import { writeBatch } from '../db/d1';
 import { getDb, type Db } from '../db/client';
@@ -198,7 +199,7 @@ export async function creditDeposit(
                 {
                   action: 'deposit.marked_paid',
                   target: sql`'deposit:' || deposit_id`,
-                  details: sql`json_object('user_id', user_id, 'amount', amount_cents / 100.0, 'transaction_id', id)`,
+                  details: sql`json_object('user_id', user_id, 'amount', ${amountJson(sql`amount_cents`)}, 'transaction_id', id)`,
                   from: sql`FROM wallet_transactions WHERE operation_id = ${operationId}`,
                 },
                 now,

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import { amountJson } from '../db/json';
 import { columnsOf, rowJson, rowsOf } from '../db/batch';
 import type { Db } from '../db/client';
 import { walletTransactions, type TransactionRow } from '../db/schema';
@@ -69,7 +70,7 @@ export async function adjustBalance(
         {
           action: 'balance.adjusted',
           target: sql`'user:' || user_id`,
-          details: sql`json_object('amount', amount_cents / 100.0, 'description', description, 'transaction_id', id, 'balance_after', balance_after_cents / 100.0)`,
+          details: sql`json_object('amount', ${amountJson(sql`amount_cents`)}, 'description', description, 'transaction_id', id, 'balance_after', ${amountJson(sql`balance_after_cents`)})`,
           from: sql`FROM wallet_transactions WHERE operation_id = ${operationId}`,
         },
         now,
