@@ -7,6 +7,7 @@ import type { Config } from '../env';
 import { ApiError } from '../lib/errors';
 import { isoNow } from '../lib/time';
 import { GATEWAYS } from './gateways';
+import { slotSettings } from './gateways/slots';
 import { CHANGES, lookupGateway, lookUpDeposit, stampChecked } from './vendor-payments';
 
 // The scheduled half of "Payments that cannot be lost": every run asks the vendors about real-provider deposits that
@@ -35,7 +36,7 @@ export interface PollReport {
  */
 export function pollCandidates(config: Config, nowMs: number, limit: number) {
   const servedBy = GATEWAYS.flatMap((name) => {
-    const gateway = lookupGateway(config, { gateway: name, provider: config.slots[name].provider });
+    const gateway = lookupGateway(config, { gateway: name, provider: slotSettings(config, name).provider });
     return gateway ? [sql`(gateway = ${name} AND provider = ${gateway.provider})`] : [];
   });
   if (servedBy.length === 0) return null;
