@@ -29,9 +29,11 @@ const asOperator = { owner: OPERATOR } as const;
 const tags = ['Admin'];
 
 // What `checkedUpload` enforces, as patterns for the document: an item once trimmed is at most MAX_ITEM_LENGTH
-// characters with no line break, and a blank one is skipped. Each input has one way to match (no runaway
-// backtracking in the tools that evaluate them).
-const TRIMMED_ITEM = `\\S(?:[^\\r\\n]{0,${MAX_ITEM_LENGTH - 2}}\\S)?`;
+// characters with no line break and no control character but the tab, and a blank one is skipped. Each input has one
+// way to match (no runaway backtracking in the tools that evaluate them).
+const ITEM_CHAR = '[^\\x00-\\x08\\x0a-\\x1f\\x7f-\\x9f]';
+const EDGE_CHAR = '[^\\s\\x00-\\x1f\\x7f-\\x9f]';
+const TRIMMED_ITEM = `${EDGE_CHAR}(?:${ITEM_CHAR}{0,${MAX_ITEM_LENGTH - 2}}${EDGE_CHAR})?`;
 const TEXT_LINE = `[^\\S\\n]*(?:${TRIMMED_ITEM}[^\\S\\n]*)?`;
 
 const StockUploadBody = z.object({
@@ -39,7 +41,7 @@ const StockUploadBody = z.object({
     .array(
       z.string('items must be strings').openapi({
         pattern: `^\\s*(?:${TRIMMED_ITEM}\\s*)?$`,
-        description: `trimmed: at most ${MAX_ITEM_LENGTH} characters, no line break; blank items are skipped`,
+        description: `trimmed: at most ${MAX_ITEM_LENGTH} characters, no line break or other control character but tab; blank items are skipped`,
       }),
     )
     .max(MAX_ITEMS_PER_UPLOAD, `at most ${MAX_ITEMS_PER_UPLOAD} items per call`),
@@ -47,7 +49,7 @@ const StockUploadBody = z.object({
 
 const StockUploadText = z.string().openapi({
   pattern: `^${TEXT_LINE}(?:\\n${TEXT_LINE})*$`,
-  description: `one item per line, each trimmed (so CR LF line ends work): at most ${MAX_ITEMS_PER_UPLOAD} non-blank lines of at most ${MAX_ITEM_LENGTH} characters`,
+  description: `one item per line, each trimmed (so CR LF line ends work): at most ${MAX_ITEMS_PER_UPLOAD} non-blank lines of at most ${MAX_ITEM_LENGTH} characters, no control character but tab`,
   example: 'CODE-1\nCODE-2',
 });
 
