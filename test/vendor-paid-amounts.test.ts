@@ -4,12 +4,11 @@ import { newOperator } from './console-helpers';
 import { visit } from './dashboard-helpers';
 import { balanceOf, call, newUser } from './helpers';
 import {
-  cryptomusSigned,
   depositRow,
   gatewayEventsOf,
   notify,
   nowpaymentsSignature,
-  stripeSignature,
+  paidNotification,
   varsFor,
   vendorDeposit,
   vendorSays,
@@ -23,23 +22,6 @@ import {
 
 const REPORTING: Vendor[] = ['nowpayments', 'cryptomus', 'stripe'];
 const PAID: Record<string, string> = { nowpayments: 'finished', cryptomus: 'paid', stripe: 'paid' };
-
-type Deposit = Awaited<ReturnType<typeof vendorDeposit>>;
-
-/** The vendor's signed "paid" notification for the deposit, reporting `amount` dollars. */
-async function paidReporting(vendor: Vendor, deposit: Deposit, amount: number): Promise<[string, Record<string, string>]> {
-  if (vendor === 'stripe') {
-    const session = { object: 'checkout.session', id: deposit.invoiceId, client_reference_id: deposit.reference, payment_status: 'paid', amount_total: Math.round(amount * 100), payment_intent: `pi_${deposit.reference}` };
-    const body = JSON.stringify({ id: 'evt_amount', type: 'checkout.session.completed', data: { object: session } });
-    return [body, { 'Stripe-Signature': await stripeSignature(body) }];
-  }
-  if (vendor === 'nowpayments') {
-    const payload = { payment_id: 5077125051, payment_status: 'finished', order_id: deposit.reference, price_amount: amount };
-    return [JSON.stringify(payload), { 'x-nowpayments-sig': await nowpaymentsSignature(payload) }];
-  }
-  const body = JSON.stringify({ type: 'payment', uuid: deposit.invoiceId, order_id: deposit.reference, status: 'paid', payment_amount_usd: amount.toFixed(2) });
-  return [await cryptomusSigned(body), {}];
-}
 
 const refresh = (vendor: Vendor, id: number) => call(`/admin/deposits/${id}/refresh`, { method: 'POST', admin: true, vars: varsFor(vendor) });
 
@@ -68,7 +50,7 @@ for (const vendor of REPORTING) {
   describe(`${vendor}: a "paid" reporting too little`, () => {
     it('as a notification: 200, amount_mismatch, nothing credited, the deposit as it was', async () => {
       const { user, deposit } = await fortyDollarDeposit(vendor);
-      const [body, headers] = await paidReporting(vendor, deposit, 1);
+      const [body, headers] = await paidNotification(vendor, deposit, 1);
       const res = await notify(vendor, body, headers);
       expect(res.status, res.text).toBe(200);
       expect(await balanceOf(user)).toBe(0);
@@ -79,7 +61,7 @@ for (const vendor of REPORTING) {
     it("as the vendor's answer to a full-amount notification: amount_mismatch, nothing credited", async () => {
       const { user, deposit } = await fortyDollarDeposit(vendor);
       vendorSays(vendor, { ...deposit, amount: 39.59 }, PAID[vendor]);
-      const [body, headers] = await paidReporting(vendor, deposit, 40);
+      const [body, headers] = await paidNotification(vendor, deposit, 40);
       expect((await notify(vendor, body, headers)).status).toBe(200);
       expect(await balanceOf(user)).toBe(0);
       expect((await gatewayEventsOf(deposit.id)).map((e) => e.outcome)).toContain('amount_mismatch');
@@ -101,7 +83,7 @@ for (const vendor of REPORTING) {
     it('exactly the least ($39.60 of $40.00) is credited, the deposit\'s own amount', async () => {
       const { user, deposit } = await fortyDollarDeposit(vendor);
       vendorSays(vendor, { ...deposit, amount: 39.6 }, PAID[vendor]);
-      const [body, headers] = await paidReporting(vendor, deposit, 39.6);
+      const [body, headers] = await paidNotification(vendor, deposit, 39.6);
       const res = await notify(vendor, body, headers);
       expect(res.status, res.text).toBe(200);
       expect(await balanceOf(user)).toBe(40);

@@ -137,7 +137,9 @@ export interface LookupResult {
  * Ask the vendor about a deposit and apply the answer as a verified notification with that status would be applied
  * (paid credits once, failed or expired closes it while pending). Only answers that change something are recorded,
  * and a mismatch once per deposit and status, so polls do not fill the log. An answer about another deposit changes
- * nothing: GATEWAY_UNAVAILABLE, as a vendor that cannot tell. Does not stamp `last_checked_at` (the caller does).
+ * nothing: GATEWAY_UNAVAILABLE, as a vendor that cannot tell (a 422 on `payment_id` when the operator gave that id).
+ * A refresh names its operator (`actor`): a credit or close it causes is audited in that batch. Does not stamp
+ * `last_checked_at` (the caller does).
  */
 export async function lookUpDeposit(
   d1: Db,
