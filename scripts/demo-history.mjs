@@ -89,15 +89,18 @@ export function demoHistory({ now, products, firstUserId, paymentBaseUrl, itemCo
       if (cancelled) entry('refund', totalCents, cancelMs, `Refund for order ${orderNumber}`, { orderId: id });
     };
 
-    // Every customer starts by funding the wallet, then comes back every day or three until now.
-    deposit(joinedMs, pick([25_00, 50_00, 100_00]), true);
-    for (let atMs = joinedMs + (0.3 + rand() * 2) * DAY_MS; atMs < nowMs - HOUR_MS; atMs += (0.3 + rand() * 2.5) * DAY_MS) {
+    const visit = (atMs) => {
       const product = pick(products);
       const quantity = product.packs ? pick(product.packs.slice(0, 2)) : rand() < 0.8 ? 1 : 2;
       if (rand() < 0.1) deposit(atMs, pick([20_00, 40_00]), false);
       else if (product.priceCents * quantity > balanceCents) deposit(atMs, pick([25_00, 50_00]), true);
       else order(atMs, product, quantity);
-    }
+    };
+    // Every customer starts by funding the wallet, then comes back every day or three until yesterday; every other one
+    // also came today (after anything of theirs from before, refunds included), so today's figures are not zero.
+    deposit(joinedMs, pick([25_00, 50_00, 100_00]), true);
+    for (let atMs = joinedMs + (0.3 + rand() * 2) * DAY_MS; atMs < nowMs - DAY_MS; atMs += (0.3 + rand() * 2.5) * DAY_MS) visit(atMs);
+    if (index % 2 === 0) visit(nowMs - (1 + rand() * 12) * HOUR_MS);
     return { ...customer, id: userId, createdAt: iso(joinedMs - HOUR_MS), balanceCents };
   });
   ledger.sort((a, b) => a.atMs - b.atMs);
