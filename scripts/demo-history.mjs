@@ -8,6 +8,8 @@
 // is still pending. `npm run audit:ledger` finds nothing to report. Deterministic but for the timestamps (relative
 // to now) and the item codes, so every fresh database tells the same story.
 
+import { createHash } from 'node:crypto';
+
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 export const HISTORY_DAYS = 30;
@@ -25,16 +27,10 @@ export const CUSTOMERS = [
   { name: 'Grace Lee', email: 'grace.lee@example.com' },
 ];
 
-/** A small seeded PRNG (mulberry32): the same story on every fresh database. */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
+/** Numbers in [0, 1) from a fixed sequence (SHA-256 of a counter): the same story on every fresh database. */
+function sequence(name) {
+  let n = 0;
+  return () => createHash('sha256').update(`${name}:${(n += 1)}`).digest().readUInt32BE(0) / 2 ** 32;
 }
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -45,7 +41,7 @@ const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
  * deposits and orders are numbered from 1.
  */
 export function demoHistory({ now, products, firstUserId, paymentBaseUrl, itemCode }) {
-  const rand = random(2026);
+  const rand = sequence('demo-history');
   const pick = (list) => list[Math.floor(rand() * list.length)];
   const token = (length) => Array.from({ length }, () => BASE62[Math.floor(rand() * 62)]).join('');
   const iso = (ms) => new Date(ms).toISOString();
