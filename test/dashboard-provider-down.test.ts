@@ -1,7 +1,9 @@
 import { http, HttpResponse } from 'msw';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { useInvocationOptions } from './contract';
 import { idempotencyKeyIn, signedInUser, visit } from './dashboard-helpers';
 import { network } from './network';
+import type { RoundTrip } from './production-d1';
 import { changedTables, snapshot } from './snapshot';
 import { apiUrl, INVOICE_ENDPOINT, SLOT_OF, varsFor, type Vendor } from './vendors';
 
@@ -13,6 +15,9 @@ const alertOf = (html: string) => /<p class="alert" role="alert">([^<]*)<\/p>/.e
 const inputValue = (html: string, name: string) => new RegExp(`<input[^>]*name="${name}"[^>]*value="([^"]*)"`).exec(html)?.[1];
 const selected = (html: string, name: string) =>
   new RegExp(`<select[^>]*name="${name}"[^>]*>(?:(?!</select>).)*<option value="([^"]*)" selected`, 's').exec(html)?.[1];
+
+let restore: (() => void) | undefined;
+afterEach(() => restore?.());
 
 const DOWN = [() => HttpResponse.error(), () => HttpResponse.json({ error: 'bad gateway' }, { status: 502 })];
 
@@ -26,7 +31,17 @@ describe('Add funds with the payment provider down', () => {
         const wallet = await visit('/dashboard/wallet', { cookie: user.cookie, vars });
         const form = { amount: '42.50', gateway: SLOT_OF[vendor], crypto_currency: crypto ?? 'USDT', idempotency_key: idempotencyKeyIn(wallet.text) };
         const before = await snapshot();
+        const trips: RoundTrip[] = [];
+        let responded = false; // trips after the response (waitUntil work) keep no one waiting
+        restore = useInvocationOptions(() => ({ record: (trip) => responded || trips.push(trip), responded: () => (responded = true) }));
         const res = await visit('/dashboard/wallet/deposit', { cookie: user.cookie, form, vars });
+        restore();
+        // Two round trips, none a write: the form's idempotency key looked up (as after any refused keyed effect: a
+        // first, successful send would be answered instead), then the page, the session proved in its batch.
+        expect(trips, JSON.stringify(trips)).toEqual([
+          { statements: 2, toPrimary: true, writes: false },
+          expect.objectContaining({ writes: false }),
+        ]);
         expect(res.status, res.text.slice(0, 300)).toBe(503);
         expect(res.headers.get('Retry-After')).toMatch(/^\d+$/);
         expect(alertOf(res.text)).toBe(
