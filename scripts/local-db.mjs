@@ -30,7 +30,11 @@ function migrate() {
  */
 export function prepareLocalDatabase({ paymentBaseUrl }) {
   migrate();
-  const [{ users, operators }] = query(`SELECT count(*) AS users, count(CASE WHEN email = '${DEMO_OPERATOR.email}' THEN 1 END) AS operators FROM users`);
+  const demoBalance = `(SELECT balance_cents FROM users WHERE email = '${DEMO_USER.email}')`;
+  const [{ users, operators, demo_balance_cents: found }] = query(
+    `SELECT count(*) AS users, count(CASE WHEN email = '${DEMO_OPERATOR.email}' THEN 1 END) AS operators, ${demoBalance} AS demo_balance_cents FROM users`,
+  );
+  let demoBalanceCents = found;
   if (users === 0) {
     const started = Date.now();
     const { sql, apiKey, summary } = seedSql({ paymentBaseUrl });
@@ -40,16 +44,13 @@ export function prepareLocalDatabase({ paymentBaseUrl }) {
     wrangler(['d1', 'execute', 'DB', '--local', ...persist, '--file', seedFile], { capture: true });
     writeFileSync(DEMO_KEY_FILE, `${apiKey}\n`);
     console.log(`Empty database: seeded the demo data and ${summary} (${((Date.now() - started) / 1000).toFixed(1)} s).`);
+    [{ demo_balance_cents: demoBalanceCents }] = query(`SELECT ${demoBalance} AS demo_balance_cents`);
   } else if (operators === 0) {
     // A database seeded before the console existed gets the demo operator too.
     console.log('Adding the demo operator...');
     wrangler(['d1', 'execute', 'DB', '--local', ...persist, '--command', operatorSql()], { capture: true });
   }
-  const [demo] = query(`SELECT balance_cents FROM users WHERE email = '${DEMO_USER.email}'`);
-  return {
-    apiKey: existsSync(DEMO_KEY_FILE) ? readFileSync(DEMO_KEY_FILE, 'utf8').trim() : null,
-    demoBalanceCents: demo ? demo.balance_cents : null,
-  };
+  return { apiKey: existsSync(DEMO_KEY_FILE) ? readFileSync(DEMO_KEY_FILE, 'utf8').trim() : null, demoBalanceCents };
 }
 
 /** The demo user's wallet as the banners print it. */
