@@ -1,6 +1,7 @@
 import type { Caller } from './services/caller';
 import { readSlots, type SlotSettings } from './services/gateways/slots';
 import type { DeliveryMessage } from './services/webhook-delivery';
+import type { EmailJob } from './services/email-outbox';
 /** Bindings and vars of the worker (wrangler.toml, .dev.vars, `wrangler secret put`). Vars arrive as strings. */
 export interface Bindings {
   DB: D1Database;
@@ -50,6 +51,16 @@ export interface Bindings {
   EMAIL_CHANGE_RATE_LIMITER?: RateLimit;
   /** Invoices opened at a real payment provider (API and dashboard deposits together), per client IP. */
   VENDOR_INVOICE_IP_RATE_LIMITER?: RateLimit;
+  /** Cloudflare Email Service (`[[send_email]]`); with EMAIL_FROM, mail is on (src/services/mail.ts). */
+  EMAIL?: SendEmail;
+  EMAIL_FROM?: string;
+  SHOP_NAME?: string;
+  /** "required": accounts made by sign-up must open their verification link before they deposit or buy. */
+  EMAIL_VERIFICATION?: string;
+  /** Emails to send, one message each (consumed by this worker's `queue()`). */
+  EMAIL_QUEUE?: Queue<EmailJob>;
+  /** Forgot-password posts (API and dashboard together), per client IP. */
+  FORGOT_PASSWORD_IP_RATE_LIMITER?: RateLimit;
 }
 
 export interface AppEnv {

@@ -62,6 +62,9 @@ function signInPage(c: Context, { next, sessionEnded, values, problem, signupOpe
             <Field name="password" label="Password" type="password" problem={problem} autocomplete="current-password" required />
             <button type="submit">Sign in</button>
           </form>
+          <p>
+            <a href="/dashboard/forgot-password">Forgot password?</a>
+          </p>
           {signupOpen && (
             <p>
               New here? <a href="/dashboard/sign-up">Create an account</a>

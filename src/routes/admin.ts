@@ -21,6 +21,7 @@ import { adjustBalance } from '../services/wallet';
 import { ADMIN_TOKEN_ACTOR } from '../services/audit-log';
 import { Deposit, DepositStatus, lastCheckedAt, presentDeposit, presentDepositStatus, presentProduct, presentTransaction, Product, Transaction } from './representations';
 import { presentProfile, UserProfileSchema } from './user';
+import { mailFor } from '../middleware/send-emails';
 
 const security = [{ AdminBearer: [] }];
 // Every admin POST/PATCH takes an Idempotency-Key in the operator's own key namespace.
@@ -262,7 +263,7 @@ export const adminRouter = createRouter()
       return idempotent(
         c,
         {},
-        async (claim) => confirmed(await markDepositPaid(c.var.db, ADMIN_TOKEN_ACTOR, c.req.valid('param').id, claim, publishAfterResponse(c))),
+        async (claim) => confirmed(await markDepositPaid(c.var.db, ADMIN_TOKEN_ACTOR, c.req.valid('param').id, claim, publishAfterResponse(c), mailFor(c))),
         { ...asOperator, render: (snapshot) => confirmed(snapshot as CreditSnapshot) },
       );
     },
@@ -306,7 +307,7 @@ adminRouter.openapi(
     return idempotent(
       c,
       {},
-      async (claim) => answered(await refreshDeposit(c.var.db, readConfig(c.env), c.req.valid('param').id, claim, publishAfterResponse(c))),
+      async (claim) => answered(await refreshDeposit(c.var.db, readConfig(c.env), c.req.valid('param').id, claim, publishAfterResponse(c), mailFor(c))),
       { ...asOperator, render: (snapshot) => answered(snapshot as LookupResult) },
     );
   },

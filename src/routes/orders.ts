@@ -5,6 +5,7 @@ import { centsToAmount } from '../lib/money';
 import type { OrderRow } from '../db/schema';
 import { idempotent } from '../middleware/idempotency';
 import { publishAfterResponse } from '../middleware/publish-events';
+import { mailFor } from '../middleware/send-emails';
 import { purgeStock } from '../middleware/stock-cache';
 import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse, securedByApiKey } from './openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
@@ -62,7 +63,7 @@ export const ordersRouter = createRouter()
         c,
         body,
         async (claim) => {
-          const order = await purchase(c.var.db, c.var.caller, body.product_id, body.quantity, claim, publishAfterResponse(c));
+          const order = await purchase(c.var.db, c.var.caller, body.product_id, body.quantity, claim, publishAfterResponse(c), mailFor(c));
           await purgeStock(c, [body.product_id]);
           return placed(order);
         },

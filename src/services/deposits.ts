@@ -26,6 +26,8 @@ import { changeRowsWithEvents, eventIdsOf, inOutbox, newEvent, recordEvent, type
 import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
 import { auditEntry, writeAsActor, type Actor } from './audit-log';
+import { depositCreditedEmail } from './email-notices';
+import type { Mail } from './mail';
 
 export interface DepositRequest {
   amountCents: number;
@@ -147,6 +149,8 @@ export interface CreditRecords {
   publish?: Publish;
   /** The vendor's payment id, kept on the deposit (Stripe's payment intent finds a later refund or dispute). */
   paymentId?: string;
+  /** Mail on: the user's deposit_credited email is recorded in the credit's batch. */
+  mail?: Mail;
 }
 
 /**
@@ -160,13 +164,14 @@ export async function creditDeposit(
   d1: Db,
   deposit: DepositRow,
   transactionId: string,
-  { received, actor, claim, publish, paymentId }: CreditRecords = {},
+  { received, actor, claim, publish, paymentId, mail }: CreditRecords = {},
 ): Promise<{ deposit: DepositRow; credited: boolean }> {
   const now = isoNow();
   const operationId = newOperationId();
+  const notice = depositCreditedEmail(mail, operationId, now);
   const creditedHere = sql`EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId})`;
   const event = newEvent('deposit.paid', now);
-  const [read, credit, outbox] = (
+  const results = (
     await writeAsActor(d1, actor, {
       writes: [
         ...walletMovement({
@@ -206,19 +211,23 @@ export async function creditDeposit(
               ),
             ]
           : []),
+        ...notice.writes,
       ],
       reads: [
         sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE id = ${deposit.id}`,
         sql`SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId}`,
         inOutbox(event),
         ...(received ? [loggedEvent(received)] : []),
+        ...notice.reads,
       ],
       // Paid by this batch or by another one: either way the credit exists once and a re-run would change nothing,
       // except for a gateway event, which is logged only once its own row is there.
       committed: ([row, , , logged]) => (received ? rowsOf(logged).length > 0 : rowsOf<DepositRow>(row)[0]?.status === 'paid'),
     })
   ).reads;
+  const [read, credit, outbox] = results;
   publish?.(eventIdsOf(outbox));
+  notice.sent(results.at(-1));
   return { deposit: rowsOf<DepositRow>(read)[0], credited: rowsOf(credit).length > 0 };
 }
 
@@ -265,7 +274,7 @@ export async function findDeposit(d1: Db, depositId: number): Promise<DepositRow
  * Apply a verified gateway event and log it. A gateway only ever acts on its own deposits: an event for an unknown
  * deposit or another gateway's is a 404, not logged (it concerns no deposit of this gateway).
  */
-export async function applyGatewayEvent(d1: Db, gateway: GatewayName, event: GatewayEvent, publish?: Publish) {
+export async function applyGatewayEvent(d1: Db, gateway: GatewayName, event: GatewayEvent, publish?: Publish, mail?: Mail) {
   const deposit = await findDeposit(d1, event.depositId);
   if (deposit.gateway !== gateway) throw notFound('Deposit');
   const received = receiveEvent(gateway, event, 'notification');
@@ -275,12 +284,12 @@ export async function applyGatewayEvent(d1: Db, gateway: GatewayName, event: Gat
     await logOnly(d1, received, 'amount_mismatch');
     throw new ApiError('AMOUNT_MISMATCH', `Paid amount ${formatUsd(event.amountCents)} does not match the deposit amount ${formatUsd(deposit.amountCents)}.`);
   }
-  return creditDeposit(d1, deposit, event.transactionId, { received, publish });
+  return creditDeposit(d1, deposit, event.transactionId, { received, publish, mail });
 }
 
 /** Operator confirmation of a payment seen outside the webhook: the same single credit path. */
-export async function markDepositPaid(d1: Db, actor: Actor, depositId: number, claim?: IdempotencyClaim, publish?: Publish) {
-  return creditDeposit(d1, await findDeposit(d1, depositId), `manual-${depositId}`, { actor, claim, publish });
+export async function markDepositPaid(d1: Db, actor: Actor, depositId: number, claim?: IdempotencyClaim, publish?: Publish, mail?: Mail) {
+  return creditDeposit(d1, await findDeposit(d1, depositId), `manual-${depositId}`, { actor, claim, publish, mail });
 }
 
 /**

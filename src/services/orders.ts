@@ -11,6 +11,8 @@ import { readAs, writeAs, type Caller } from './caller';
 import { changeRowsWithEvents, eventIdsOf, inOutbox, newEvent, recordEvent, type Publish } from './events';
 import { recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
+import { receiptEmail } from './email-notices';
+import type { Mail } from './mail';
 
 export interface OrderWithItems {
   order: OrderRow;
@@ -45,14 +47,16 @@ export async function purchase(
   quantity: number,
   claim?: IdempotencyClaim,
   publish?: Publish,
+  mail?: Mail,
 ): Promise<OrderWithItems> {
   const now = isoNow();
   const orderNumber = newOrderNumber(now);
+  const receipt = receiptEmail(mail, orderNumber, now);
   const event = newEvent('order.created', now);
   const orderExists = sql`EXISTS (SELECT 1 FROM orders WHERE order_number = ${orderNumber})`;
   const orderId = sql`(SELECT id FROM orders WHERE order_number = ${orderNumber})`;
 
-  const [orderResult, itemsResult, stateResult, outboxResult] = await writeAs(d1, caller, {
+  const [orderResult, itemsResult, stateResult, outboxResult, receiptResult] = await writeAs(d1, caller, {
     writes: [
       sql`
         INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, unit_price_cents, total_amount_cents, status, created_at, updated_at, cancellable)
@@ -81,6 +85,7 @@ export async function purchase(
       sql`UPDATE orders SET quantity = (SELECT count(*) FROM stock_items WHERE order_id = orders.id) WHERE order_number = ${orderNumber}`,
       recordEvent(event, orders, sql`order_number = ${orderNumber}`),
       ...(claim ? recordClaim(caller, claim, sql`SELECT id, ${rowJson(orders)} AS snapshot FROM orders WHERE order_number = ${orderNumber}`) : []),
+      ...receipt.writes,
     ],
     reads: [
       orderByNumber(orderNumber),
@@ -88,12 +93,14 @@ export async function purchase(
       sql`SELECT p.id AS product_id, p.active, p.stock_count, p.price_cents, p.allowed_quantities, u.balance_cents
           FROM users u LEFT JOIN products p ON p.id = ${productId} WHERE u.id = ${caller.userId}`,
       inOutbox(event),
+      ...receipt.reads,
     ],
     committed: ([order]) => rowsOf(order).length > 0,
   });
   const [order] = rowsOf<OrderRow>(orderResult);
   if (order) {
     publish?.(eventIdsOf(outboxResult));
+    receipt.sent(receiptResult);
     return { order, stockItems: contentsOf(itemsResult) };
   }
   throw purchaseRefusal(rowsOf<PurchaseState>(stateResult)[0], quantity);

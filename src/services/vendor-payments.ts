@@ -12,6 +12,7 @@ import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
 import { logOnly, receiveEvent, type GatewayOutcome } from './gateway-events';
 import { findGateway, isGatewayName, type DepositKey, type PaymentGateway, type VendorNotification, type VendorReport } from './gateways';
 import { gatewayUnavailable } from './gateways/vendor-http';
+import type { Mail } from './mail';
 
 // What real payment providers say about deposits, applied: their notifications (a paid one confirmed with the
 // vendor's own API first), a refresh on the operator's demand, and the scheduled poll (src/services/vendor-poll.ts).
@@ -53,7 +54,7 @@ async function askVendor(gateway: VendorGateway, deposit: DepositRow, paymentId?
  * pending deposit; a partial payment, progress and money taken back (only about a credited deposit) change no
  * deposit. Null when it names no deposit of this slot, or is of a kind not handled (`notification` null).
  */
-export async function applyVendorNotification(d1: Db, gateway: VendorGateway, notification: VendorNotification | null, publish?: Publish) {
+export async function applyVendorNotification(d1: Db, gateway: VendorGateway, notification: VendorNotification | null, publish?: Publish, mail?: Mail) {
   if (!notification) return null;
   const deposit = await findVendorDeposit(d1, gateway, notification.deposit);
   if (!deposit || (notification.verdict === 'reversed' && deposit.status !== 'paid')) return null;
@@ -66,7 +67,7 @@ export async function applyVendorNotification(d1: Db, gateway: VendorGateway, no
       await logOnly(d1, received, 'unconfirmed');
       return { deposit, credited: false };
     }
-    return creditDeposit(d1, deposit, transactionId, { received, publish, paymentId });
+    return creditDeposit(d1, deposit, transactionId, { received, publish, paymentId, mail });
   }
   if (verdict === 'failed' || verdict === 'expired') return { deposit: (await closeDeposit(d1, deposit, verdict, received, publish)).deposit, credited: false };
   // A payment id learnt before the credit (NOWPayments') is what a later lookup asks about.
@@ -98,7 +99,7 @@ export interface LookupResult {
  * and a mismatch once per deposit and status, so polls do not fill the log. An answer about another deposit changes
  * nothing: GATEWAY_UNAVAILABLE, as a vendor that cannot tell. Does not stamp `last_checked_at` (the caller does).
  */
-export async function lookUpDeposit(d1: Db, gateway: VendorGateway, deposit: DepositRow, publish?: Publish): Promise<LookupResult> {
+export async function lookUpDeposit(d1: Db, gateway: VendorGateway, deposit: DepositRow, publish?: Publish, mail?: Mail): Promise<LookupResult> {
   const answer = await askVendor(gateway, deposit);
   if (!('report' in answer)) throw gatewayUnavailable(gateway.slot, 'lookup', 'unexpected answer');
   const { report } = answer;
@@ -108,7 +109,7 @@ export async function lookUpDeposit(d1: Db, gateway: VendorGateway, deposit: Dep
   switch (report.verdict) {
     case 'paid': {
       if (deposit.status === 'paid') return result('duplicate');
-      const credit = await creditDeposit(d1, deposit, report.transactionId, { received, publish });
+      const credit = await creditDeposit(d1, deposit, report.transactionId, { received, publish, mail });
       return result(credit.credited ? 'credited' : 'duplicate', credit.deposit);
     }
     case 'failed':
@@ -134,11 +135,18 @@ export const stampChecked = (ids: number[], now: string) =>
  * an unknown deposit, 422 for one no vendor can be asked about (a generic slot's), 503 GATEWAY_UNAVAILABLE when the
  * vendor cannot tell (nothing changes). The deposit is answered as after the answer, with `last_checked_at`.
  */
-export async function refreshDeposit(d1: Db, config: Config, depositId: number, claim?: IdempotencyClaim, publish?: Publish): Promise<LookupResult> {
+export async function refreshDeposit(
+  d1: Db,
+  config: Config,
+  depositId: number,
+  claim?: IdempotencyClaim,
+  publish?: Publish,
+  mail?: Mail,
+): Promise<LookupResult> {
   const deposit = await findDeposit(d1, depositId);
   const gateway = lookupGateway(config, deposit);
   if (!gateway) throw fieldError('id', `Deposit ${depositId} has no payment provider to ask: it was made with the generic gateway.`);
-  const result = await lookUpDeposit(d1, gateway, deposit, publish);
+  const result = await lookUpDeposit(d1, gateway, deposit, publish, mail);
   const { vendorStatus, outcome } = result;
   const now = isoNow();
   // The operator's key is claimed with the answer: a replay renders it from this snapshot.

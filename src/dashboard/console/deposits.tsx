@@ -15,6 +15,7 @@ import { Money, Notice, Pager, Status, When } from '../components';
 import { idFromPath, parseForm, sameOriginForm } from '../forms';
 import { page } from '../layout';
 import { DataTable } from '../tables';
+import { mailFor } from '../../middleware/send-emails';
 
 // Deposits of every user, each with the gateway events received for it (mismatches marked) and when its vendor was
 // last asked, "Mark paid" on a pending one (the admin API's mark-paid: credits once, audited) and "Ask the vendor" on
@@ -158,7 +159,7 @@ export const consoleDeposits = new Hono<AppEnv>()
   .get('/console/deposits', requireOperatorSession, (c) => depositsPage(c))
   .post('/console/deposits/:id/mark-paid', sameOriginForm, requireOperatorSession, async (c) => {
     const id = idFromPath(c.req.param('id'), 'Deposit');
-    await markDepositPaid(c.var.db, operatorActor(c.var.caller), id, undefined, publishAfterResponse(c));
+    await markDepositPaid(c.var.db, operatorActor(c.var.caller), id, undefined, publishAfterResponse(c), mailFor(c));
     return c.redirect(`${DEPOSITS}#deposit-${id}`, 303);
   })
   .post('/console/deposits/:id/refresh', sameOriginForm, requireOperatorSession, async (c) => {
@@ -166,7 +167,7 @@ export const consoleDeposits = new Hono<AppEnv>()
     // The refresh proves no session of its own: the operator is proved before the vendor is asked or anything written.
     await queryAsOperator(c.var.db, c.var.caller, []);
     try {
-      const { outcome } = await refreshDeposit(c.var.db, readConfig(c.env), id, undefined, publishAfterResponse(c));
+      const { outcome } = await refreshDeposit(c.var.db, readConfig(c.env), id, undefined, publishAfterResponse(c), mailFor(c));
       return c.redirect(`${DEPOSITS}?${new URLSearchParams({ asked: String(id), outcome })}#deposit-${id}`, 303);
     } catch (err) {
       // No vendor to ask (a generic slot's deposit), or the vendor cannot tell: the page again, nothing changed.
