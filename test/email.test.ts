@@ -292,3 +292,53 @@ describe('GET /admin/emails', () => {
     expectError(await call('/admin/emails'), 401, 'UNAUTHORIZED');
   });
 });
+
+describe('EMAIL_VERIFICATION=required', () => {
+  const REQUIRED = { EMAIL_VERIFICATION: 'required' };
+
+  it('an unverified user can read but not deposit or buy (403 EMAIL_NOT_VERIFIED, nothing created); the link verifies', async () => {
+    const user = await newUser({ balance: 10 });
+    const product = await newProduct({ price: 1, stock: 2 });
+    await env.DB.prepare('UPDATE users SET email_verified = 0 WHERE id = ?').bind(user.id).run();
+    expect((await call('/user/profile', { key: user.key, vars: REQUIRED })).json.data.email_verified).toBe(false);
+    const buy = await call('/orders', { key: user.key, body: { product_id: product.id, quantity: 1 }, vars: REQUIRED });
+    expectError(buy, 403, 'EMAIL_NOT_VERIFIED');
+    const deposit = await call('/wallet/deposit', { key: user.key, body: { amount: 5, gateway: 'gateway_one' }, vars: REQUIRED });
+    expectError(deposit, 403, 'EMAIL_NOT_VERIFIED');
+    expect((await call('/orders', { key: user.key })).json.data).toEqual([]);
+    expect((await call('/wallet/deposits', { key: user.key })).json.data).toEqual([]);
+    expect((await call('/wallet/balance', { key: user.key })).json.data.balance).toBe(10);
+    // With the setting off, the same user buys.
+    expect((await call('/orders', { key: user.key, body: { product_id: product.id, quantity: 1 } })).status).toBe(201);
+
+    // The profile's "Resend verification email": a link by email (3 an hour), which verifies the address once.
+    const cookie = await signIn(user.email);
+    const recorded = recordingQueue();
+    const vars = { ...REQUIRED, EMAIL_QUEUE: recorded.queue } as unknown as Record<string, string>;
+    expect((await visit('/dashboard/profile', { cookie, vars })).text).toContain('Resend verification email');
+    for (let i = 0; i < 4; i++) expect((await visit('/dashboard/verify-email/resend', { cookie, form: {}, vars })).status).toBe(303);
+    expect(recorded.jobs).toHaveLength(3);
+    const { sent } = await send(recorded.jobs.slice(0, 1));
+    const link = recorded.jobs[0].link!;
+    expect(sent[0].text).toContain(link);
+    expect(await everyStoredText()).not.toContain(link.split('/').pop()!);
+    expect((await visit(new URL(link).pathname, { vars })).status).toBe(200);
+    expect((await visit(new URL(link).pathname, { vars })).status).toBe(404);
+    expect((await call('/orders', { key: user.key, body: { product_id: product.id, quantity: 1 }, vars: REQUIRED })).status).toBe(201);
+  });
+
+  it('sign-up makes an unverified account with its email_verification; operator-made accounts are verified', async () => {
+    const recorded = recordingQueue();
+    const vars = { ...REQUIRED, EMAIL_QUEUE: recorded.queue } as unknown as Record<string, string>;
+    const email = `${unique('signup')}@example.com`;
+    const res = await visit('/dashboard/sign-up', { form: { name: 'New Buyer', email, password: PASSWORD, password_confirmation: PASSWORD }, vars });
+    expect(res.status).toBe(303);
+    const rows = await emailsTo(email);
+    expect(rows.map((r) => r.template)).toEqual(['email_verification']);
+    expect(recorded.jobs).toEqual([{ email_id: rows[0].id, link: expect.stringMatching(/\/dashboard\/verify-email\/[A-Za-z0-9_-]{43}$/) }]);
+    const { results } = await env.DB.prepare('SELECT email_verified FROM users WHERE email = ?').bind(email).all<{ email_verified: number }>();
+    expect(results).toEqual([{ email_verified: 0 }]);
+    const byOperator = await newUser();
+    expect((await call('/user/profile', { key: byOperator.key, vars: REQUIRED })).json.data.email_verified).toBe(true);
+  });
+});

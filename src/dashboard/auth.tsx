@@ -9,6 +9,7 @@ import { clientIp, enforceRateLimit } from '../middleware/rate-limit';
 import { CreateUserBody, userEmail } from '../schemas/users';
 import { endSession, newSessionToken, signIn } from '../services/sessions';
 import { signUp } from '../services/users';
+import { mailFor } from '../middleware/send-emails';
 import { Alert, Field, Notice } from './components';
 import { formHandler, parseForm, sameOriginForm, type FormFields, type FormProblem } from './forms';
 import { page } from './layout';
@@ -139,7 +140,7 @@ export const authPages = new Hono<AppEnv>()
         await enforceRateLimit(c.env.SIGN_UP_IP_RATE_LIMITER, `ip:${clientIp(c)}`);
         const { name, email, password } = parseForm(SignUpBody, fields);
         const session = await newSessionToken();
-        await signUp(c.var.db, { name, email, password }, session);
+        await signUp(c.var.db, { name, email, password }, session, mailFor(c));
         setSessionCookie(c, session.token);
         return c.redirect(SIGNED_IN_HOME, 303);
       },

@@ -144,6 +144,8 @@ const PAGES: Entry[] = [
     statuses: [200, 403, 422, 429],
     fields: ['email'],
   },
+  { method: 'get', path: '/dashboard/verify-email/{token}', summary: 'An email verification link: confirms the address (404 once used, expired or for another address)', statuses: [200, 404] },
+  { method: 'post', path: '/dashboard/verify-email/resend', summary: 'Resend verification email (3 an hour), then 303 to the profile', statuses: [303, 403] },
   { method: 'get', path: '/dashboard/reset-password/{token}', summary: 'A password reset link, from an operator or an email (404 once used or expired)', statuses: [200, 404] },
   {
     method: 'post',

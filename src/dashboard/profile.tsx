@@ -35,6 +35,14 @@ async function profilePage(c: Context<AppEnv>, { form, values, problem }: Profil
             <p class="muted">
               Member since <When iso={profile.createdAt} />
             </p>
+            {profile.emailVerified === 0 && (
+              <form method="post" action="/dashboard/verify-email/resend">
+                <p class="notice" role="status">
+                  Your email address is not confirmed yet: open the link we emailed you to add funds and buy.
+                </p>
+                <button type="submit">Resend verification email</button>
+              </form>
+            )}
             <Alert problem={profileProblem} />
             <form method="post" action="/dashboard/profile">
               <Field name="name" label="Name" value={shown.name} problem={profileProblem} autocomplete="name" required maxlength={100} />

@@ -53,7 +53,7 @@ export const ordersRouter = createRouter()
           'Order created; items delivered',
           idLinks('/data/id', { getOrder: 'id', cancelOrder: 'id', exportOrder: 'id' }),
         ),
-        ...errorResponses(400, 401, 404, 422, 429),
+        ...errorResponses(400, 401, 403, 404, 422, 429),
       },
     }),
     async (c) => {

@@ -8,19 +8,22 @@ import type { Mail } from './mail';
 // mail is off every plan is empty and the batch is exactly what it was.
 
 export interface EmailPlan {
+  /** The emails' ids, generated before the batch. */
+  ids: string[];
   writes: SQL[];
   reads: SQL[];
   /** After the commit: enqueues the emails the batch recorded (`result`: the batch's result of `reads[0]`). */
   sent: (result: D1Result | undefined) => void;
 }
 
-const NO_EMAIL: EmailPlan = { writes: [], reads: [], sent: () => {} };
+const NO_EMAIL: EmailPlan = { ids: [], writes: [], reads: [], sent: () => {} };
 
-function plan(mail: Mail | undefined, now: string, emails: (mail: Mail) => Array<EmailRecord & { link?: string }>): EmailPlan {
+export function plan(mail: Mail | undefined, now: string, emails: (mail: Mail) => Array<EmailRecord & { link?: string }>): EmailPlan {
   if (!mail) return NO_EMAIL;
   const records = emails(mail);
   const jobs: EmailJob[] = records.map(({ id, link }) => (link ? { email_id: id, link } : { email_id: id }));
   return {
+    ids: records.map((record) => record.id),
     writes: records.map((record) => recordEmail(record, now)),
     reads: [emailsRecorded(records.map((record) => record.id))],
     sent: (result) => mail.send(recordedJobs(result, jobs)),

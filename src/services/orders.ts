@@ -12,6 +12,7 @@ import { changeRowsWithEvents, eventIdsOf, inOutbox, newEvent, recordEvent, type
 import { recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
 import { receiptEmail } from './email-notices';
+import { verificationGate } from './email-verification';
 import type { Mail } from './mail';
 
 export interface OrderWithItems {
@@ -52,11 +53,12 @@ export async function purchase(
   const now = isoNow();
   const orderNumber = newOrderNumber(now);
   const receipt = receiptEmail(mail, orderNumber, now);
+  const gate = verificationGate(mail, caller.userId);
   const event = newEvent('order.created', now);
   const orderExists = sql`EXISTS (SELECT 1 FROM orders WHERE order_number = ${orderNumber})`;
   const orderId = sql`(SELECT id FROM orders WHERE order_number = ${orderNumber})`;
 
-  const [orderResult, itemsResult, stateResult, outboxResult, receiptResult] = await writeAs(d1, caller, {
+  const [orderResult, itemsResult, stateResult, outboxResult, ...emailResults] = await writeAs(d1, caller, {
     writes: [
       sql`
         INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, unit_price_cents, total_amount_cents, status, created_at, updated_at, cancellable)
@@ -64,7 +66,8 @@ export async function purchase(
         FROM products p JOIN users u ON u.id = ${caller.userId}
         WHERE p.id = ${productId} AND p.active = 1 AND p.stock_count >= ${quantity}
           AND u.balance_cents >= p.price_cents * ${quantity}
-          AND (p.allowed_quantities IS NULL OR ${quantity} IN (SELECT value FROM json_each(p.allowed_quantities)))`,
+          AND (p.allowed_quantities IS NULL OR ${quantity} IN (SELECT value FROM json_each(p.allowed_quantities)))
+          AND ${gate.allows}`,
       ...walletMovement({
         userId: caller.userId,
         type: 'purchase',
@@ -93,6 +96,7 @@ export async function purchase(
       sql`SELECT p.id AS product_id, p.active, p.stock_count, p.price_cents, p.allowed_quantities, u.balance_cents
           FROM users u LEFT JOIN products p ON p.id = ${productId} WHERE u.id = ${caller.userId}`,
       inOutbox(event),
+      ...gate.reads,
       ...receipt.reads,
     ],
     committed: ([order]) => rowsOf(order).length > 0,
@@ -100,9 +104,10 @@ export async function purchase(
   const [order] = rowsOf<OrderRow>(orderResult);
   if (order) {
     publish?.(eventIdsOf(outboxResult));
-    receipt.sent(receiptResult);
+    receipt.sent(emailResults[gate.reads.length]);
     return { order, stockItems: contentsOf(itemsResult) };
   }
+  gate.check(emailResults[0]);
   throw purchaseRefusal(rowsOf<PurchaseState>(stateResult)[0], quantity);
 }
 

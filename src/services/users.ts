@@ -13,6 +13,7 @@ import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
 import { endSessionsOnPasswordChange, insertSession, sessionOpened, type SessionToken } from './sessions';
 import { auditEntry, writeAsActor, type Actor } from './audit-log';
 import { emailChangedEmail, passwordChangedEmail } from './email-notices';
+import { verificationEmail, verificationRequired } from './email-verification';
 import type { Mail } from './mail';
 
 /**
@@ -96,20 +97,26 @@ export async function createUser(d1: Db, actor: Actor, input: { name: string; em
   }
 }
 
-/** Self-service sign-up (dashboard): balance 0 and no API key; the user's first session opens in the same batch. */
-export async function signUp(d1: Db, input: { name: string; email: string; password: string }, session: SessionToken): Promise<void> {
+/**
+ * Self-service sign-up (dashboard): balance 0 and no API key; the user's first session opens in the same batch. With
+ * EMAIL_VERIFICATION=required the account starts unverified and its verification email is recorded in the batch.
+ */
+export async function signUp(d1: Db, input: { name: string; email: string; password: string }, session: SessionToken, mail?: Mail): Promise<void> {
   const now = isoNow();
   const passwordHash = await hashPassword(input.password);
+  const verify = verificationRequired(mail) ? await verificationEmail(mail!, sql`(SELECT id FROM users WHERE email = ${input.email})`, now) : undefined;
   try {
-    await writeBatch(d1, {
+    const { reads } = await writeBatch(d1, {
       writes: [
-        sql`INSERT INTO users (name, email, password_hash, balance_cents, created_at, updated_at)
-            VALUES (${input.name}, ${input.email}, ${passwordHash}, 0, ${now}, ${now})`,
+        sql`INSERT INTO users (name, email, password_hash, balance_cents, created_at, updated_at, email_verified)
+            VALUES (${input.name}, ${input.email}, ${passwordHash}, 0, ${now}, ${now}, ${verify ? 0 : 1})`,
         insertSession(sql`last_insert_rowid()`, session.tokenHash, now),
+        ...(verify?.writes ?? []),
       ],
-      reads: [sessionOpened(session.tokenHash)],
+      reads: [sessionOpened(session.tokenHash), ...(verify?.reads ?? [])],
       committed: ([opened]) => rowsOf(opened).length > 0,
     });
+    verify?.sent(reads[1]);
   } catch (err) {
     if (isUniqueViolation(err, 'users.email')) throw emailTaken();
     throw err;
@@ -146,13 +153,29 @@ export async function updateProfile(
     sql`updated_at = ${now}`,
   ];
   const notice = changes.email === undefined ? undefined : emailChangedEmail(mail, caller.userId, changes.email, now);
+  // With verification required, a new address is unverified until its own link is opened.
+  const verify = changes.email !== undefined && verificationRequired(mail) ? await verificationEmail(mail!, caller.userId, now) : undefined;
+  const reverify = verify ? [sql`UPDATE users SET email_verified = 0 WHERE id = ${caller.userId} AND email = ${changes.email} AND updated_at = ${now}
+                                  AND EXISTS (SELECT 1 FROM emails WHERE id = ${notice!.ids[0]})`]
+    : [];
   try {
-    const [user, , noticeResult] = await writeAs(d1, caller, {
-      writes: [...(notice?.writes ?? []), sql`UPDATE users SET ${sql.join(assignments, sql`, `)} WHERE id = ${caller.userId}`],
-      reads: [profileOf(caller.userId), sql`SELECT 1 FROM users WHERE id = ${caller.userId} AND updated_at = ${now}`, ...(notice?.reads ?? [])],
+    const [user, , ...emailResults] = await writeAs(d1, caller, {
+      writes: [
+        ...(notice?.writes ?? []),
+        sql`UPDATE users SET ${sql.join(assignments, sql`, `)} WHERE id = ${caller.userId}`,
+        ...reverify,
+        ...(verify?.writes ?? []),
+      ],
+      reads: [
+        profileOf(caller.userId),
+        sql`SELECT 1 FROM users WHERE id = ${caller.userId} AND updated_at = ${now}`,
+        ...(notice?.reads ?? []),
+        ...(verify?.reads ?? []),
+      ],
       committed: ([, row]) => rowsOf(row).length > 0,
     });
-    notice?.sent(noticeResult);
+    notice?.sent(emailResults[0]);
+    verify?.sent(emailResults[notice?.reads.length ?? 0]);
     return rowsOf<UserProfile>(user)[0];
   } catch (err) {
     if (isUniqueViolation(err, 'users.email')) throw emailTaken();
