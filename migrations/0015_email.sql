@@ -46,3 +46,16 @@ CREATE TABLE email_verifications (
 );
 CREATE UNIQUE INDEX email_verifications_token_hash_unique ON email_verifications (token_hash);
 CREATE INDEX email_verifications_user ON email_verifications (user_id);
+
+-- Operator alerts: one line per fact, written in the batch of its cause (a purchase taking a product's stock down to
+-- LOW_STOCK_THRESHOLD or below, once per crossing; a payment recorded as amount_mismatch or reversed; an outgoing
+-- webhook endpoint that exhausted its attempts). The scheduled run gathers each kind's unemailed lines into one
+-- operator_alert email to every enabled operator, at most one per kind an hour (`emailed_at`).
+CREATE TABLE operator_alerts (
+  id INTEGER PRIMARY KEY,
+  kind TEXT NOT NULL CHECK (kind IN ('low_stock', 'payment', 'webhook_endpoint')),
+  line TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  emailed_at TEXT
+);
+CREATE INDEX operator_alerts_kind_emailed ON operator_alerts (kind, emailed_at);

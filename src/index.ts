@@ -25,7 +25,7 @@ export default {
       if (env.LOG_REQUESTS !== 'false') console.log(JSON.stringify({ level: 'info', msg: 'emails', queue: batch.queue, ...report }));
       return;
     }
-    const context = { d1: resilient(env.DB), config: readConfig(env), deadLetters: env.WEBHOOK_DLQ, render: presentEvent };
+    const context = { d1: resilient(env.DB), config: readConfig(env), deadLetters: env.WEBHOOK_DLQ, render: presentEvent, alerts: readMailSettings(env) };
     const report = await deliverWebhooks(batch, context);
     if (env.LOG_REQUESTS !== 'false') console.log(JSON.stringify({ level: 'info', msg: 'webhook deliveries', queue: batch.queue, ...report }));
   },

@@ -414,6 +414,19 @@ export const emailVerifications = sqliteTable(
   (t) => [uniqueIndex('email_verifications_token_hash_unique').on(t.tokenHash), index('email_verifications_user').on(t.userId)],
 );
 
+export const operatorAlerts = sqliteTable(
+  'operator_alerts',
+  {
+    id: integer('id').primaryKey(),
+    kind: text('kind', { enum: ['low_stock', 'payment', 'webhook_endpoint'] }).notNull(),
+    line: text('line').notNull(),
+    createdAt: text('created_at').notNull(),
+    /** Set when the line went into an operator_alert email. */
+    emailedAt: text('emailed_at'),
+  },
+  (t) => [index('operator_alerts_kind_emailed').on(t.kind, t.emailedAt)],
+);
+
 export type EmailRow = typeof emails.$inferSelect;
 export type OrderRow = typeof orders.$inferSelect;
 export type DepositRow = typeof deposits.$inferSelect;

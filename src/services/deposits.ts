@@ -29,6 +29,7 @@ import { auditEntry, writeAsActor, type Actor } from './audit-log';
 import { depositCreditedEmail } from './email-notices';
 import { verificationGate } from './email-verification';
 import type { Mail } from './mail';
+import { paymentAlert } from './operator-alerts';
 
 export interface DepositRequest {
   amountCents: number;
@@ -285,7 +286,7 @@ export async function applyGatewayEvent(d1: Db, gateway: GatewayName, event: Gat
   if (event.status !== 'paid') return { deposit: (await closeDeposit(d1, deposit, event.status, received, publish)).deposit, credited: false };
   // The amount of a deposit never changes, so comparing it outside the batch is safe.
   if (event.amountCents !== deposit.amountCents) {
-    await logOnly(d1, received, 'amount_mismatch');
+    await logOnly(d1, received, 'amount_mismatch', { also: paymentAlert(mail, received.reference, received.receivedAt) });
     throw new ApiError('AMOUNT_MISMATCH', `Paid amount ${formatUsd(event.amountCents)} does not match the deposit amount ${formatUsd(deposit.amountCents)}.`);
   }
   return creditDeposit(d1, deposit, event.transactionId, { received, publish, mail });

@@ -81,7 +81,11 @@ const BODIES: Record<EmailTemplate, (data: Data, link: string | undefined) => Bo
     link: link ? { label: 'Confirm my email address', url: link } : undefined,
   }),
   operator_alert: (data) => ({
-    paragraphs: [`${ALERT_KINDS[data.kind as AlertKind] ?? 'Alert'}:`, ...(Array.isArray(data.lines) ? data.lines.map(String) : [])],
+    paragraphs: [
+      `${ALERT_KINDS[data.kind as AlertKind] ?? 'Alert'} (${str(data, 'total')} since the last alert of this kind):`,
+      (Array.isArray(data.lines) ? data.lines.map(String) : []).join('\n'),
+      'Details are on the operator console.',
+    ],
   }),
 };
 

@@ -8,7 +8,8 @@ import { sweepOutbox } from './outbox';
 import { sweepEmails } from './email-outbox';
 import { deleteExpiredSessions } from './sessions';
 import { pollVendors, type PollReport } from './vendor-poll';
-import { scheduledMail } from './mail';
+import { readMailSettings, scheduledMail } from './mail';
+import { emailAlerts } from './operator-alerts';
 
 // Each job is one guarded UPDATE (or DELETE) over at most `batchSize` rows, repeated while a backlog remains; two runs
 // at once cannot double-apply anything because every UPDATE re-checks the status it changes. D1 allows 50 queries per
@@ -64,6 +65,11 @@ export async function runScheduledJobs(env: Bindings, nowMs = Date.now()): Promi
   const deletedEvents = await drain((limit) => deleteExpiredEvents(env.DB, nowMs, limit), BATCH_SIZE, 3, 1, spent);
   const deletedSessions = await drain((limit) => deleteExpiredSessions(env.DB, now, limit), BATCH_SIZE, 2, 1, spent);
   const enqueuedEvents = await drain((limit) => sweepOutbox(env.DB, env.WEBHOOK_QUEUE, nowMs, limit), BATCH_SIZE, 2, 2, spent);
+  // Alert emails (2 statements) only when the run can afford them; otherwise the next run sends them.
+  if (spent.statements + 2 + 2 <= QUERIES_PER_INVOCATION) {
+    spent.statements += 2;
+    await emailAlerts(env.DB, readMailSettings(env), now);
+  }
   const enqueuedEmails = await drain((limit) => sweepEmails(env.DB, env.EMAIL_QUEUE, nowMs, limit), BATCH_SIZE, 1, 2, spent);
   const poll = await pollVendors(env.DB, config, nowMs, QUERIES_PER_INVOCATION - spent.statements, scheduledMail(env, config)).catch((err: unknown) => {
     // A database fault in the poll loses nothing: the deposits are asked again on the next run.

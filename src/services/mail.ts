@@ -1,4 +1,4 @@
-import type { Bindings, Config } from '../env';
+import { readConfig, type Bindings, type Config } from '../env';
 import type { EmailJob } from './email-outbox';
 
 // Whether the shop sends email, and what a service needs to record one in its batch. Mail is on only with both the
@@ -10,6 +10,8 @@ export interface MailSettings {
   shopName: string;
   /** EMAIL_VERIFICATION=required (only meaningful while mail is on: nobody could open a link otherwise). */
   verificationRequired: boolean;
+  /** LOW_STOCK_THRESHOLD: a purchase taking a product's stock to this or below alerts the operators. */
+  lowStockThreshold: number;
 }
 
 export function readMailSettings(env: Bindings): MailSettings | null {
@@ -19,6 +21,7 @@ export function readMailSettings(env: Bindings): MailSettings | null {
     from,
     shopName: env.SHOP_NAME?.trim() || 'Stock Wallet',
     verificationRequired: env.EMAIL_VERIFICATION === 'required',
+    lowStockThreshold: readConfig(env).lowStockThreshold,
   };
 }
 

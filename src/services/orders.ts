@@ -13,6 +13,7 @@ import { recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
 import { receiptEmail } from './email-notices';
 import { verificationGate } from './email-verification';
+import { lowStockAlert } from './operator-alerts';
 import type { Mail } from './mail';
 
 export interface OrderWithItems {
@@ -89,6 +90,7 @@ export async function purchase(
       recordEvent(event, orders, sql`order_number = ${orderNumber}`),
       ...(claim ? recordClaim(caller, claim, sql`SELECT id, ${rowJson(orders)} AS snapshot FROM orders WHERE order_number = ${orderNumber}`) : []),
       ...receipt.writes,
+      ...lowStockAlert(mail, productId, orderNumber, now),
     ],
     reads: [
       orderByNumber(orderNumber),

@@ -13,6 +13,7 @@ import { logOnly, receiveEvent, type GatewayOutcome } from './gateway-events';
 import { findGateway, isGatewayName, type DepositKey, type PaymentGateway, type VendorNotification, type VendorReport } from './gateways';
 import { gatewayUnavailable } from './gateways/vendor-http';
 import type { Mail } from './mail';
+import { paymentAlert } from './operator-alerts';
 
 // What real payment providers say about deposits, applied: their notifications (a paid one confirmed with the
 // vendor's own API first), a refresh on the operator's demand, and the scheduled poll (src/services/vendor-poll.ts).
@@ -72,7 +73,9 @@ export async function applyVendorNotification(d1: Db, gateway: VendorGateway, no
   if (verdict === 'failed' || verdict === 'expired') return { deposit: (await closeDeposit(d1, deposit, verdict, received, publish)).deposit, credited: false };
   // A payment id learnt before the credit (NOWPayments') is what a later lookup asks about.
   const remember = paymentId ? [sql`UPDATE deposits SET vendor_payment_id = ${paymentId} WHERE id = ${deposit.id} AND status <> 'paid'`] : [];
-  await logOnly(d1, received, verdict === 'mismatch' ? 'amount_mismatch' : verdict, { also: remember });
+  await logOnly(d1, received, verdict === 'mismatch' ? 'amount_mismatch' : verdict, {
+    also: [...remember, ...paymentAlert(mail, received.reference, received.receivedAt)],
+  });
   return { deposit, credited: false };
 }
 
@@ -119,7 +122,7 @@ export async function lookUpDeposit(d1: Db, gateway: VendorGateway, deposit: Dep
       return result(closed.closed ? 'closed' : 'duplicate', closed.deposit);
     }
     case 'mismatch':
-      await logOnly(d1, received, 'amount_mismatch', { once: true });
+      await logOnly(d1, received, 'amount_mismatch', { once: true, also: paymentAlert(mail, received.reference, received.receivedAt) });
       return result('amount_mismatch');
     default:
       return result('in_progress');
