@@ -1,7 +1,7 @@
 // `npm run dev`: local D1 migrated, demo data seeded on an empty database, the dashboard URL, demo user and demo API key
 // printed, wrangler dev up.
 // Extra arguments go to `wrangler dev` (e.g. `npm run dev -- --var ADMIN_TOKEN:secret`).
-import { copyFileSync, existsSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { assertNodeVersion, spawnWrangler } from './wrangler.mjs';
 import { DEMO_OPERATOR, DEMO_USER } from './seed.mjs';
 import { persist, prepareLocalDatabase } from './local-db.mjs';
@@ -20,6 +20,11 @@ if (!existsSync('.dev.vars')) {
 vendorDocs();
 
 const demoKey = prepareLocalDatabase();
+
+/** Mail on locally (simulated by wrangler dev: printed here), also for a .dev.vars made before email existed. */
+function localMail() {
+  return /^EMAIL_FROM=/m.test(readFileSync('.dev.vars', 'utf8')) ? [] : ['--var', 'EMAIL_FROM:Stock Wallet <shop@example.com>'];
+}
 const base = `http://localhost:${PORT}/api/v2`;
 const banner = `
   Dashboard:     http://localhost:${PORT}/dashboard  (sign in as the demo user, or sign up)
@@ -27,6 +32,7 @@ const banner = `
   Demo operator: ${DEMO_OPERATOR.email} / ${DEMO_OPERATOR.password} (the console: http://localhost:${PORT}/dashboard/console)
   Demo API key:  ${demoKey ?? '(not known: the database was seeded elsewhere; create a user with POST /admin/users)'}
   Admin token:   see ADMIN_TOKEN in .dev.vars
+  Emails:        printed below as they are sent (simulated), and listed on http://localhost:${PORT}/dashboard/console/emails
 
   Try it:
     curl -s -H "X-API-Key: ${demoKey ?? '<key>'}" ${base}/wallet/balance
@@ -34,7 +40,7 @@ const banner = `
 `;
 
 // The banner goes out once the server is ready, so it is the last thing on screen rather than buried in wrangler's.
-const child = spawnWrangler(['dev', '--port', PORT, ...persist, ...process.argv.slice(2)]);
+const child = spawnWrangler(['dev', '--port', PORT, ...persist, ...localMail(), ...process.argv.slice(2)]);
 let announced = false;
 child.stdout.on('data', (chunk) => {
   process.stdout.write(chunk);

@@ -3,7 +3,7 @@ import { startDevServer, type DevServer } from './dev-server';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    devServer: { origin: string; api: string; adminToken: string };
+    devServer: { origin: string; api: string; adminToken: string; logFile: string };
   }
 }
 
@@ -12,7 +12,7 @@ let server: DevServer | undefined;
 
 export async function setup(project: TestProject) {
   server = await startDevServer(Number(process.env.E2E_PORT ?? 8797));
-  project.provide('devServer', { origin: server.origin, api: server.api, adminToken: server.adminToken });
+  project.provide('devServer', { origin: server.origin, api: server.api, adminToken: server.adminToken, logFile: server.logFile });
 }
 
 export async function teardown() {
