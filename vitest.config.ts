@@ -41,6 +41,8 @@ export default defineConfig({
           EMAIL_FROM: 'Test Shop <shop@example.com>',
           SHOP_NAME: 'Test Shop',
           EMAIL_VERIFICATION: 'off',
+          // test/email-alerts.test.ts counts crossings of this threshold.
+          LOW_STOCK_THRESHOLD: '10',
         },
         // The whole suite shares one client IP and a few keys: the production limits would throttle it. A tiny
         // limiter lets test/rate-limit.test.ts reach 429 with a handful of requests.
