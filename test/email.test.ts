@@ -86,6 +86,19 @@ describe('order_receipt', () => {
     expect(await emailsTo(user.email)).toEqual([]);
   });
 
+  it('the dashboard profile: "Email me receipts" is ticked by default, and unticking it turns receipts off', async () => {
+    const user = await newUser();
+    const cookie = await signIn(user.email);
+    const page = await visit('/dashboard/profile', { cookie });
+    expect(page.text).toMatch(/<input id="field-email_receipts" name="email_receipts" type="checkbox" checked/);
+    expect(page.text).toContain('Email me receipts');
+    const saved = await visit('/dashboard/profile', { cookie, form: { name: 'Test User', email: user.email } });
+    expect(saved.status).toBe(303);
+    expect((await call('/user/profile', { key: user.key })).json.data.email_receipts).toBe(false);
+    await visit('/dashboard/profile', { cookie, form: { name: 'Test User', email: user.email, email_receipts: 'on' } });
+    expect((await call('/user/profile', { key: user.key })).json.data.email_receipts).toBe(true);
+  });
+
   it('mail off (no EMAIL_FROM): nothing is recorded and the purchase is the same', async () => {
     const user = await newUser({ balance: 10 });
     const product = await newProduct({ price: 1, stock: 1 });
@@ -326,6 +339,21 @@ describe('EMAIL_VERIFICATION=required', () => {
     expect((await visit(new URL(link).pathname, { vars })).status).toBe(200);
     expect((await visit(new URL(link).pathname, { vars })).status).toBe(404);
     expect((await call('/orders', { key: user.key, body: { product_id: product.id, quantity: 1 }, vars: REQUIRED })).status).toBe(201);
+  });
+
+  it('the dashboard: Buy and Add funds answer a 403 page that says why; nothing is created', async () => {
+    const user = await newUser({ balance: 10 });
+    const product = await newProduct({ price: 1, stock: 1 });
+    await env.DB.prepare('UPDATE users SET email_verified = 0 WHERE id = ?').bind(user.id).run();
+    const cookie = await signIn(user.email);
+    const vars = REQUIRED as Record<string, string>;
+    const bought = await visit('/dashboard/shop', { cookie, form: { product_id: String(product.id), quantity: '1' }, vars });
+    expect(bought.status).toBe(403);
+    expect(bought.text).toContain('Confirm your email address first');
+    const funded = await visit('/dashboard/wallet/deposit', { cookie, form: { amount: '10', gateway: 'gateway_one' }, vars });
+    expect(funded.status).toBe(403);
+    expect((await call('/orders', { key: user.key })).json.data).toEqual([]);
+    expect((await call('/wallet/deposits', { key: user.key })).json.data).toEqual([]);
   });
 
   it('sign-up makes an unverified account with its email_verification; operator-made accounts are verified', async () => {

@@ -40,7 +40,7 @@ export function verificationGate(mail: Mail | undefined, userId: SQL): Verificat
     reads: [sql`SELECT email_verified AS emailVerified FROM users WHERE id = ${userId}`],
     check: (result) => {
       if (rowsOf<{ emailVerified: number }>(result)[0]?.emailVerified === 0) {
-        throw new ApiError('EMAIL_NOT_VERIFIED', 'Confirm your email address first: open the link we emailed you (or send a new one from the dashboard).');
+        throw new ApiError('EMAIL_NOT_VERIFIED', 'Confirm your email address first: open the link we emailed you, or send a new one from your profile.');
       }
     },
   };

@@ -32,7 +32,8 @@ function Choice({ name, label, options, value }: { name: string; label: string; 
 }
 
 export const consoleEmails = new Hono<AppEnv>().get('/console/emails', requireOperatorSession, async (c) => {
-  const filter = parseForm(EmailsQuery, c.req.query());
+  // The filter form sends every field; an empty one ("Any") is no filter.
+  const filter = parseForm(EmailsQuery, Object.fromEntries(Object.entries(c.req.query()).filter(([, value]) => value !== '')));
   const [{ rows, total }] = await queryAsOperator(c.var.db, c.var.caller, [emailsQuery(filter)]);
   return page(c, {
     title: 'Emails',
