@@ -50,9 +50,14 @@ export default defineConfig({
           GATEWAY_THREE_API_KEY: '',
           GATEWAY_THREE_ACCOUNT: '',
           GATEWAY_THREE_API_URL: '',
+          // test/email-alerts.test.ts counts crossings of this threshold.
           LOW_STOCK_THRESHOLD: '10',
           // One log line per request would bury test output; test/logging.test.ts turns it on.
           LOG_REQUESTS: 'false',
+          // Mail on (the binding is simulated); tests that need it off or with verification override these.
+          EMAIL_FROM: 'Test Shop <shop@example.com>',
+          SHOP_NAME: 'Test Shop',
+          EMAIL_VERIFICATION: 'off',
         },
         // The whole suite shares one client IP and a few keys: the production limits would throttle it. A tiny
         // limiter lets test/rate-limit.test.ts reach 429 with a handful of requests.
@@ -70,6 +75,8 @@ export default defineConfig({
           EMAIL_CHANGE_RATE_LIMITER: { namespace_id: '1007', simple: { limit: 5, period: 60 } },
           // The whole suite is one client IP; test/gateway-slots.test.ts swaps in the tiny limiter to reach 429.
           VENDOR_INVOICE_IP_RATE_LIMITER: { namespace_id: '1008', simple: { limit: 100_000, period: 60 } },
+          // The suite is one client IP; test/email.test.ts counts to 429 with a limiter of the contract's size.
+          FORGOT_PASSWORD_IP_RATE_LIMITER: { namespace_id: '1022', simple: { limit: 100_000, period: 60 } },
         },
       },
     }),

@@ -1,7 +1,7 @@
 // `npm run dev`: local D1 migrated, demo data seeded on an empty database, the dashboard URL, demo user and demo API key
 // printed, wrangler dev up.
 // Extra arguments go to `wrangler dev` (e.g. `npm run dev -- --var ADMIN_TOKEN:secret`).
-import { copyFileSync, existsSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { assertNodeVersion, spawnWrangler } from './wrangler.mjs';
 import { DEMO_OPERATOR, DEMO_USER } from './seed.mjs';
 import { demoWallet, persist, prepareLocalDatabase } from './local-db.mjs';
@@ -23,6 +23,11 @@ vendorDocs();
 const args = process.argv.slice(2);
 const paymentBase = localPaymentBaseUrl(PORT, args);
 const { apiKey: demoKey, demoBalanceCents } = prepareLocalDatabase({ paymentBaseUrl: paymentBase.url });
+
+/** Mail on locally (simulated by wrangler dev: printed here), also for a .dev.vars made before email existed. */
+function localMail() {
+  return /^EMAIL_FROM=/m.test(readFileSync('.dev.vars', 'utf8')) ? [] : ['--var', 'EMAIL_FROM:Stock Wallet <shop@example.com>'];
+}
 const base = `http://localhost:${PORT}/api/v2`;
 const banner = `
   Dashboard:     http://localhost:${PORT}/dashboard  (sign in as the demo user, or sign up)
@@ -31,6 +36,7 @@ const banner = `
   Demo API key:  ${demoKey ?? '(not known: the database was seeded elsewhere; create a user with POST /admin/users)'}
   Admin token:   see ADMIN_TOKEN in .dev.vars
   Checkout page: ${paymentBase.url}/pay/<deposit id>  (PAYMENT_BASE_URL: the payment_url of local deposits)
+  Emails:        printed below as they are sent (simulated), and listed on http://localhost:${PORT}/dashboard/console/emails
 
   Try it:
     curl -s -H "X-API-Key: ${demoKey ?? '<key>'}" ${base}/wallet/balance
@@ -38,7 +44,7 @@ const banner = `
 `;
 
 // The banner goes out once the server is ready, so it is the last thing on screen rather than buried in wrangler's.
-const child = spawnWrangler(['dev', '--port', PORT, ...persist, ...paymentBase.varArgs, ...args]);
+const child = spawnWrangler(['dev', '--port', PORT, ...persist, ...paymentBase.varArgs, ...localMail(), ...args]);
 let announced = false;
 child.stdout.on('data', (chunk) => {
   process.stdout.write(chunk);

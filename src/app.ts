@@ -8,6 +8,8 @@ import { requestId } from './middleware/request-id';
 import { requestLog } from './middleware/request-log';
 import { renderError } from './middleware/render-error';
 import { adminRouter } from './routes/admin';
+import { authRouter } from './routes/auth';
+import { adminEmailsRouter } from './routes/admin-emails';
 import { adminConsoleRouter } from './routes/admin-console';
 import { apiKeysRouter } from './routes/api-keys';
 import { eventsRouter } from './routes/events';
@@ -72,7 +74,9 @@ export function createApp() {
     .route(`${API_PREFIX}/admin/gateway-events`, gatewayEventsRouter)
     .route(`${API_PREFIX}/webhooks`, webhooksRouter)
     .route(`${API_PREFIX}/events`, eventsRouter)
-    .route(`${API_PREFIX}/webhook-endpoints`, webhookEndpointsRouter);
+    .route(`${API_PREFIX}/webhook-endpoints`, webhookEndpointsRouter)
+    .route(`${API_PREFIX}/auth`, authRouter)
+    .route(`${API_PREFIX}/admin`, adminEmailsRouter);
   app.route('/pay', createCheckoutRouter((request, env, ctx) => app.fetch(request, env, ctx)));
   app.route('/dashboard', createDashboardRouter(renderError));
 

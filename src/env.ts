@@ -7,6 +7,13 @@ export interface DeliveryMessage {
   endpoint_id: number;
 }
 
+/** One email to send: the message of EMAIL_QUEUE (consumed by src/services/email-delivery.ts): the email's row, and the
+ * link with its token for the two templates that carry one (a token is never stored, only sent). */
+export interface EmailJob {
+  email_id: string;
+  link?: string;
+}
+
 /** Bindings and vars of the worker (wrangler.toml, .dev.vars, `wrangler secret put`). Vars arrive as strings. */
 export interface Bindings {
   DB: D1Database;
@@ -56,6 +63,16 @@ export interface Bindings {
   EMAIL_CHANGE_RATE_LIMITER?: RateLimit;
   /** Invoices opened at a real payment provider (API and dashboard deposits together), per client IP. */
   VENDOR_INVOICE_IP_RATE_LIMITER?: RateLimit;
+  /** Cloudflare Email Service (`[[send_email]]`); with EMAIL_FROM, mail is on (src/services/mail.ts). */
+  EMAIL?: SendEmail;
+  EMAIL_FROM?: string;
+  SHOP_NAME?: string;
+  /** "required": accounts made by sign-up must open their verification link before they deposit or buy. */
+  EMAIL_VERIFICATION?: string;
+  /** Emails to send, one message each (consumed by this worker's `queue()`). */
+  EMAIL_QUEUE?: Queue<EmailJob>;
+  /** Forgot-password posts (API and dashboard together), per client IP. */
+  FORGOT_PASSWORD_IP_RATE_LIMITER?: RateLimit;
 }
 
 export interface AppEnv {

@@ -39,6 +39,7 @@ export const CONSOLE_PAGES: Array<[string, (f: Fixtures) => string]> = [
   ['deposits', () => '/dashboard/console/deposits'],
   ['revoked items', () => '/dashboard/console/revoked-items'],
   ['audit log', () => '/dashboard/console/audit'],
+  ['emails', (f) => `/dashboard/console/emails?to=${encodeURIComponent(f.buyer.email)}&template=order_receipt&status=queued`],
 ];
 
 export const CONSOLE_POSTS: Array<[string, (f: Fixtures) => [string, Record<string, string>]]> = [

@@ -43,8 +43,10 @@ export function createCheckedApp() {
     async request(path: string, init: RequestInit = {}, overrides: Partial<Bindings> | Record<string, unknown> = {}): Promise<Response> {
       const ctx = createExecutionContext();
       const db = 'DB' in overrides ? (overrides as Partial<Bindings>).DB : env.DB;
-      const bindings = { ...env, ...overrides, DB: db && productionD1(db, invocationOptions()) };
+      const options = invocationOptions();
+      const bindings = { ...env, ...overrides, DB: db && productionD1(db, options) };
       const response = await app.request(path, init, bindings, ctx);
+      options.responded?.();
       await waitOnExecutionContext(ctx);
       await assertContract(await loadDoc(), init.method ?? 'GET', new URL(path, 'http://localhost').href, response);
       return response;

@@ -30,6 +30,8 @@ describe('CSRF: form posts only from the service itself', () => {
       ['/dashboard/profile', { name: 'Mallory', email: newEmail() }],
       ['/dashboard/password', { current_password: PASSWORD, new_password: 'pwned-password', new_password_confirmation: 'pwned-password' }],
       [`/dashboard/reset-password/${'A'.repeat(43)}`, { new_password: 'pwned-password', new_password_confirmation: 'pwned-password' }],
+      ['/dashboard/forgot-password', { email: user.email }],
+      ['/dashboard/verify-email/resend', {}],
       // The console's forms (refused before the session is even looked at).
       ['/dashboard/console/products', { name: 'X', sku: 'csrf-sku', price: '1', active: 'on', idempotency_key: 'csrf-4' }],
       [`/dashboard/console/products/${product.id}`, { name: 'X', sku: 'csrf-sku', price: '1' }],

@@ -19,6 +19,7 @@ describe('OpenAPI document', () => {
         '/api/v2/admin/deposits',
         '/api/v2/admin/deposits/{id}/mark-paid',
         '/api/v2/admin/deposits/{id}/refresh',
+        '/api/v2/admin/emails',
         '/api/v2/admin/gateway-events',
         '/api/v2/admin/orders',
         '/api/v2/admin/orders/{id}',
@@ -33,6 +34,7 @@ describe('OpenAPI document', () => {
         '/api/v2/admin/users/{id}/password-reset',
         '/api/v2/api-keys',
         '/api/v2/api-keys/{id}',
+        '/api/v2/auth/forgot-password',
         '/api/v2/events',
         '/api/v2/events/{id}',
         '/api/v2/orders',
@@ -62,6 +64,7 @@ describe('OpenAPI document', () => {
         '/dashboard/console/deposits',
         '/dashboard/console/deposits/{id}/mark-paid',
         '/dashboard/console/deposits/{id}/refresh',
+        '/dashboard/console/emails',
         '/dashboard/console/orders',
         '/dashboard/console/orders/{id}',
         '/dashboard/console/products',
@@ -80,6 +83,7 @@ describe('OpenAPI document', () => {
         '/dashboard/orders/{id}',
         '/dashboard/orders/{id}/cancel',
         '/dashboard/orders/{id}/export',
+        '/dashboard/forgot-password',
         '/dashboard/password',
         '/dashboard/profile',
         '/dashboard/reset-password/{token}',
@@ -89,6 +93,8 @@ describe('OpenAPI document', () => {
         '/dashboard/sign-up',
         '/dashboard/wallet',
         '/dashboard/wallet/deposit',
+        '/dashboard/verify-email/resend',
+        '/dashboard/verify-email/{token}',
       ].sort(),
     );
   });
@@ -107,7 +113,7 @@ describe('OpenAPI document details', () => {
       'INVALID_PACK_SIZE', 'PRODUCT_UNAVAILABLE', 'ORDER_NOT_CANCELLABLE', 'IDEMPOTENCY_KEY_REUSED', 'RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'INTERNAL_ERROR', 'WEBHOOK_ENDPOINT_LIMIT_REACHED']) {
       expect(doc.info.description).toContain(code);
     }
-    expect(Object.keys(doc.paths['/api/v2/orders'].post.responses).sort()).toEqual(['201', '400', '401', '404', '413', '422', '429', '500', '503']);
+    expect(Object.keys(doc.paths['/api/v2/orders'].post.responses).sort()).toEqual(['201', '400', '401', '403', '404', '413', '422', '429', '500', '503']);
   });
 });
 

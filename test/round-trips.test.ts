@@ -140,6 +140,21 @@ const cases: Case[] = [
     request: (u, f) => [`/api-keys/${f.spareKeyId}`, { key: u.key, method: 'DELETE' }],
   },
   {
+    name: 'POST /orders with EMAIL_VERIFICATION=required (the gate and its explaining read in the batch)',
+    expectStatus: 201,
+    trips: 1,
+    toPrimary: 1,
+    request: (u, f) => ['/orders', { key: u.key, body: { product_id: f.productId, quantity: 1 }, vars: { EMAIL_VERIFICATION: 'required' } }],
+  },
+  {
+    // Public: the same batch whether or not the account exists.
+    name: 'POST /auth/forgot-password',
+    expectStatus: 202,
+    trips: 1,
+    toPrimary: 1,
+    request: (u) => ['/auth/forgot-password', { body: { email: u.email } }],
+  },
+  {
     // Documented exception: the stored hash is read and verified in the worker (PBKDF2), then replaced.
     name: 'POST /user/password',
     expectStatus: 200,
@@ -240,6 +255,16 @@ describe('D1 round trips per dashboard page', () => {
     ['Revoke', (f) => [`/dashboard/keys/${f.spareKeyId}/revoke`, {}]],
     ['profile', () => ['/dashboard/profile', { name: 'Renamed' }]],
   ];
+  it('"Forgot password?": the page reads nothing, its post is one round trip whether or not the account exists', async () => {
+    expect((await measurePage('/dashboard/forgot-password', {})).trips).toEqual([]);
+    const user = await newUser();
+    for (const email of [user.email, `nobody-${user.id}@example.com`]) {
+      const res = await measurePage('/dashboard/forgot-password', { form: { email } });
+      expect(res.status).toBe(200);
+      expect(res.trips.length, JSON.stringify(res.trips)).toBe(1);
+    }
+  });
+
   it('a form post with an ended session: one round trip (its batch proves nothing), then sign-in', async () => {
     const user = await signedInUser({ balance: 50 });
     const f = await fixtures(user);
@@ -285,7 +310,7 @@ describe('D1 round trips of the operator console and its JSON twin', () => {
       return (await buy(user, product.id)).json.data;
     })();
     const paths = ['/admin/users', `/admin/users/${user.id}`, '/admin/orders', `/admin/orders/${order.id}`, `/admin/orders?q=${order.order_number}`,
-      '/admin/products', '/admin/deposits', '/admin/stats/sales', '/admin/audit-log'];
+      '/admin/products', '/admin/deposits', '/admin/stats/sales', '/admin/audit-log', `/admin/emails?to=${encodeURIComponent(user.email)}`];
     for (const path of paths) {
       const { status, trips } = await measure(path, { admin: true });
       expect(status, path).toBe(200);

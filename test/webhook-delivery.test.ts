@@ -205,6 +205,17 @@ describe('retries', () => {
     expect(requestsTo(endpoint.url)).toHaveLength(10);
   });
 
+  it('an endpoint that exhausts its attempts is an operator alert (mail on); nothing is recorded before', async () => {
+    const { user, event, endpoints: [endpoint] } = await eventThenEndpoints(failing());
+    const message = { event_id: event.id, endpoint_id: endpoint.id };
+    const alerts = async () =>
+      (await env.DB.prepare("SELECT line FROM operator_alerts WHERE kind = 'webhook_endpoint' AND line LIKE ?").bind(`Endpoint #${endpoint.id} %`).all()).results;
+    await consume([{ ...message, attempts: 9 }], { WEBHOOK_DLQ: recordingQueue().queue });
+    expect(await alerts()).toEqual([]);
+    await consume([{ ...message, attempts: 10 }], { WEBHOOK_DLQ: recordingQueue().queue });
+    expect(await alerts()).toEqual([{ line: `Endpoint #${endpoint.id} (${endpoint.url}) of user #${user.id} gave up on event ${event.id}` }]);
+  });
+
   it('read WEBHOOK_RETRY_BASE_SECONDS and WEBHOOK_MAX_ATTEMPTS', async () => {
     const { event, endpoints: [endpoint] } = await eventThenEndpoints(failing());
     const deadLetters = recordingQueue();

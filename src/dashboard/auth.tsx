@@ -9,6 +9,7 @@ import { clientIp, enforceRateLimit } from '../middleware/rate-limit';
 import { CreateUserBody, userEmail } from '../schemas/users';
 import { endSession, newSessionToken, signIn } from '../services/sessions';
 import { signUp } from '../services/users';
+import { mailFor } from '../middleware/send-emails';
 import { Alert, Field, Notice } from './components';
 import { formHandler, parseForm, sameOriginForm, type FormFields, type FormProblem } from './forms';
 import { page } from './layout';
@@ -62,6 +63,9 @@ function signInPage(c: Context, { next, sessionEnded, values, problem, signupOpe
             <Field name="password" label="Password" type="password" problem={problem} autocomplete="current-password" required />
             <button type="submit">Sign in</button>
           </form>
+          <p>
+            <a href="/dashboard/forgot-password">Forgot password?</a>
+          </p>
           {signupOpen && (
             <p>
               New here? <a href="/dashboard/sign-up">Create an account</a>
@@ -136,7 +140,7 @@ export const authPages = new Hono<AppEnv>()
         await enforceRateLimit(c.env.SIGN_UP_IP_RATE_LIMITER, `ip:${clientIp(c)}`);
         const { name, email, password } = parseForm(SignUpBody, fields);
         const session = await newSessionToken();
-        await signUp(c.var.db, { name, email, password }, session);
+        await signUp(c.var.db, { name, email, password }, session, mailFor(c));
         setSessionCookie(c, session.token);
         return c.redirect(SIGNED_IN_HOME, 303);
       },

@@ -26,6 +26,7 @@ const CONSOLE_SECTIONS = [
   ['/dashboard/console/deposits', 'Deposits'],
   ['/dashboard/console/revoked-items', 'Revoked items'],
   ['/dashboard/console/audit', 'Audit log'],
+  ['/dashboard/console/emails', 'Emails'],
 ] as const;
 
 export type ConsoleSection = (typeof CONSOLE_SECTIONS)[number][0];

@@ -122,7 +122,13 @@ const PAGES: Entry[] = [
   { method: 'get', path: '/dashboard/shop', summary: 'Active products with price, stock and pack sizes', statuses: [200, 303] },
   { method: 'post', path: '/dashboard/shop', summary: 'Buy', statuses: [303, 400, 403, 404, 422], fields: ['product_id', 'quantity', 'idempotency_key'] },
   { method: 'get', path: '/dashboard/profile', summary: 'Profile and password', statuses: [200, 303] },
-  { method: 'post', path: '/dashboard/profile', summary: 'Update name and email (email changes: 5 a minute per user)', statuses: [303, 403, 422, 429], fields: ['name', 'email'] },
+  {
+    method: 'post',
+    path: '/dashboard/profile',
+    summary: 'Update name, email and "Email me receipts" (email changes: 5 a minute per user)',
+    statuses: [303, 403, 422, 429],
+    fields: ['name', 'email', 'email_receipts'],
+  },
   {
     method: 'post',
     path: '/dashboard/password',
@@ -130,7 +136,17 @@ const PAGES: Entry[] = [
     statuses: [303, 403, 422, 429],
     fields: ['current_password', 'new_password', 'new_password_confirmation'],
   },
-  { method: 'get', path: '/dashboard/reset-password/{token}', summary: 'A password reset link an operator made (404 once used or expired)', statuses: [200, 404] },
+  { method: 'get', path: '/dashboard/forgot-password', summary: '"Forgot password?": the form (without email: ask the operator)', statuses: [200] },
+  {
+    method: 'post',
+    path: '/dashboard/forgot-password',
+    summary: 'Email a reset link: the same page and sentence whether or not the account exists (10 a minute per client IP)',
+    statuses: [200, 403, 422, 429],
+    fields: ['email'],
+  },
+  { method: 'get', path: '/dashboard/verify-email/{token}', summary: 'An email verification link: confirms the address (404 once used, expired or for another address)', statuses: [200, 404] },
+  { method: 'post', path: '/dashboard/verify-email/resend', summary: 'Resend verification email (3 an hour), then 303 to the profile', statuses: [303, 403] },
+  { method: 'get', path: '/dashboard/reset-password/{token}', summary: 'A password reset link, from an operator or an email (404 once used or expired)', statuses: [200, 404] },
   {
     method: 'post',
     path: '/dashboard/reset-password/{token}',
@@ -202,6 +218,13 @@ const PAGES: Entry[] = [
   },
   { method: 'get', path: '/dashboard/console/revoked-items', summary: 'Items of cancelled orders', statuses: [200, 303, 404, 422], paged: true },
   { method: 'get', path: '/dashboard/console/audit', summary: 'The audit log', statuses: [200, 303, 404, 422], paged: true },
+  {
+    method: 'get',
+    path: '/dashboard/console/emails',
+    summary: 'Emails sent, queued and failed (filters: to, template, status)',
+    statuses: [200, 303, 404, 422],
+    query: z.object({ page: pageNumber, to: z.string().optional(), template: z.string().optional(), status: z.string().optional() }),
+  },
 ];
 
 /** `post /dashboard/orders/{id}/cancel` → `browserPostDashboardOrdersByIdCancel` (apart from the API's ids). */

@@ -1,10 +1,11 @@
 import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../env';
 import { emailChangeThrottle, passwordCheckThrottle } from '../middleware/rate-limit';
+import { mailFor } from '../middleware/send-emails';
 import { currentSessionHash, requireSession } from '../middleware/session';
 import { ChangePasswordBody, UpdateProfileBody } from '../schemas/users';
 import { changePassword, getProfile, updateProfile } from '../services/users';
-import { Alert, Field, When } from './components';
+import { Alert, Checkbox, Field, When } from './components';
 import { formHandler, parseForm, sameOriginForm, type FormFields, type FormProblem } from './forms';
 import { page } from './layout';
 
@@ -21,7 +22,7 @@ async function profilePage(c: Context<AppEnv>, { form, values, problem }: Profil
   const profile = await getProfile(c.var.db, c.var.caller);
   const profileProblem = form === 'profile' ? problem : undefined;
   const passwordProblem = form === 'password' ? problem : undefined;
-  const shown = form === 'profile' && values ? values : { name: profile.name, email: profile.email };
+  const shown = form === 'profile' && values ? values : { name: profile.name, email: profile.email, email_receipts: profile.emailReceipts ? 'on' : '' };
   return page(
     c,
     {
@@ -34,10 +35,19 @@ async function profilePage(c: Context<AppEnv>, { form, values, problem }: Profil
             <p class="muted">
               Member since <When iso={profile.createdAt} />
             </p>
+            {profile.emailVerified === 0 && (
+              <form method="post" action="/dashboard/verify-email/resend">
+                <p class="notice" role="status">
+                  Your email address is not confirmed yet: open the link we emailed you to add funds and buy.
+                </p>
+                <button type="submit">Resend verification email</button>
+              </form>
+            )}
             <Alert problem={profileProblem} />
             <form method="post" action="/dashboard/profile">
               <Field name="name" label="Name" value={shown.name} problem={profileProblem} autocomplete="name" required maxlength={100} />
               <Field name="email" label="Email" type="email" value={shown.email} problem={profileProblem} autocomplete="email" required />
+              <Checkbox name="email_receipts" label="Email me receipts" checked={shown.email_receipts === 'on'} />
               <button type="submit">Save profile</button>
             </form>
           </section>
@@ -74,7 +84,10 @@ export const profilePages = new Hono<AppEnv>()
     requireSession,
     formHandler(
       async (c, fields) => {
-        await updateProfile(c.var.db, c.var.caller, parseForm(UpdateProfileBody, fields), emailChangeThrottle(c));
+        // The checkbox is posted as "on" when ticked and not at all otherwise.
+        const { email_receipts, ...details } = fields;
+        const changes = { ...parseForm(UpdateProfileBody, details), email_receipts: email_receipts === 'on' };
+        await updateProfile(c.var.db, c.var.caller, changes, emailChangeThrottle(c), mailFor(c));
         return c.redirect('/dashboard/profile', 303);
       },
       (c, fields, problem) => profilePage(c, { form: 'profile', values: fields, problem }, problem.status),
@@ -88,7 +101,7 @@ export const profilePages = new Hono<AppEnv>()
       async (c, fields) => {
         const body = parseForm(ChangePasswordBody, fields);
         const change = { current: body.current_password, next: body.new_password, keepSession: await currentSessionHash(c) };
-        await changePassword(c.var.db, c.var.caller, change, passwordCheckThrottle(c));
+        await changePassword(c.var.db, c.var.caller, change, passwordCheckThrottle(c), mailFor(c));
         return c.redirect('/dashboard/profile', 303);
       },
       (c, _fields, problem) => profilePage(c, { form: 'password', problem }, problem.status),

@@ -1,5 +1,6 @@
 import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../env';
+import { mailFor } from '../middleware/send-emails';
 import { notFound } from '../lib/errors';
 import { ResetPasswordBody } from '../schemas/users';
 import { resetLinkUsable, resetPassword } from '../services/password-resets';
@@ -7,7 +8,7 @@ import { Alert, Field } from './components';
 import { formHandler, parseForm, sameOriginForm, type FormProblem } from './forms';
 import { page } from './layout';
 
-// A password reset link an operator made (src/services/password-resets.ts): no session, the token in the path is the
+// A password reset link, made by an operator or sent by "Forgot password?" (src/services/password-resets.ts): no session, the token in the path is the
 // credential. An unknown, used or expired link is a 404 page.
 
 async function resetPage(c: Context<AppEnv>, problem?: FormProblem) {
@@ -39,7 +40,7 @@ export const resetPasswordPages = new Hono<AppEnv>()
     formHandler(
       async (c, fields) => {
         const { new_password } = parseForm(ResetPasswordBody, fields);
-        await resetPassword(c.var.db, c.req.param('token') ?? '', new_password);
+        await resetPassword(c.var.db, c.req.param('token') ?? '', new_password, mailFor(c));
         return c.redirect('/dashboard/sign-in', 303);
       },
       (c, _fields, problem) => resetPage(c, problem),

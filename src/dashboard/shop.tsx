@@ -2,6 +2,7 @@ import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../env';
 import { requireSession } from '../middleware/session';
 import { publishAfterResponse } from '../middleware/publish-events';
+import { mailFor } from '../middleware/send-emails';
 import { purgeStock } from '../middleware/stock-cache';
 import type { OrderRow } from '../db/schema';
 import { PurchaseBody } from '../schemas/orders';
@@ -95,7 +96,7 @@ export const shopPages = new Hono<AppEnv>()
           fields,
           body,
           async (claim) => {
-            const { order } = await purchase(c.var.db, c.var.caller, body.product_id, body.quantity, claim, publishAfterResponse(c));
+            const { order } = await purchase(c.var.db, c.var.caller, body.product_id, body.quantity, claim, publishAfterResponse(c), mailFor(c));
             await purgeStock(c, [body.product_id]);
             return orderPath(order.id, 'charged');
           },

@@ -13,6 +13,7 @@ import { Alert, Field, IdempotencyKey, Money, Pager, Select, Stat } from './comp
 import { formHandler, parseForm, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from './forms';
 import { page } from './layout';
 import { DepositsTable, TransactionsTable } from './tables';
+import { mailFor } from '../middleware/send-emails';
 
 // The wallet: balance, ledger and deposits (the API's lists, one `page` for both), and "Add funds", which creates a
 // deposit exactly like POST /wallet/deposit and sends the browser to its payment page.
@@ -102,7 +103,7 @@ export const walletPages = new Hono<AppEnv>()
           c,
           fields,
           body,
-          async (claim) => paymentPage(await createDeposit(c.var.db, readConfig(c.env), c.var.caller, request, claim)),
+          async (claim) => paymentPage(await createDeposit(c.var.db, readConfig(c.env), c.var.caller, request, claim, mailFor(c))),
           paymentPage,
         );
       },

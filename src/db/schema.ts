@@ -16,6 +16,10 @@ export const users = sqliteTable(
     role: text('role', { enum: ['user', 'operator'] }).notNull().default('user'),
     /** Set while the account is disabled: its keys and sessions are refused, nothing is deleted. */
     disabledAt: text('disabled_at'),
+    /** 0: no order_receipt / deposit_credited emails (security notices are always sent). */
+    emailReceipts: integer('email_receipts').notNull().default(1),
+    /** 0 only for a sign-up (or email change) under EMAIL_VERIFICATION=required whose link is not opened yet. */
+    emailVerified: integer('email_verified').notNull().default(1),
   },
   (t) => [uniqueIndex('users_email_unique').on(t.email)],
 );
@@ -360,6 +364,71 @@ export const passwordResets = sqliteTable(
   (t) => [uniqueIndex('password_resets_token_hash_unique').on(t.tokenHash), index('password_resets_user').on(t.userId)],
 );
 
+export const EMAIL_TEMPLATES = [
+  'password_reset',
+  'order_receipt',
+  'deposit_credited',
+  'email_changed',
+  'password_changed',
+  'email_verification',
+  'operator_alert',
+] as const;
+export type EmailTemplate = (typeof EMAIL_TEMPLATES)[number];
+
+/** The email outbox: no body and no link token, only what the template needs (migrations/0015_email.sql). */
+export const emails = sqliteTable(
+  'emails',
+  {
+    id: text('id').primaryKey(),
+    toAddress: text('to_address').notNull(),
+    userId: integer('user_id').references(() => users.id),
+    template: text('template', { enum: EMAIL_TEMPLATES }).notNull(),
+    subject: text('subject').notNull(),
+    data: text('data').notNull(),
+    carriesLink: integer('carries_link').notNull().default(0),
+    status: text('status', { enum: ['queued', 'sent', 'failed'] }).notNull().default('queued'),
+    attempts: integer('attempts').notNull().default(0),
+    messageId: text('message_id'),
+    error: text('error'),
+    createdAt: text('created_at').notNull(),
+    enqueuedAt: text('enqueued_at'),
+    sentAt: text('sent_at'),
+  },
+  (t) => [
+    index('emails_created').on(t.createdAt, t.id),
+    index('emails_to_template_created').on(t.toAddress, t.template, t.createdAt),
+    index('emails_outbox').on(t.createdAt).where(sql`enqueued_at IS NULL`),
+  ],
+);
+
+export const emailVerifications = sqliteTable(
+  'email_verifications',
+  {
+    id: integer('id').primaryKey(),
+    userId: integer('user_id').notNull().references(() => users.id),
+    email: text('email').notNull(),
+    tokenHash: text('token_hash').notNull(),
+    createdAt: text('created_at').notNull(),
+    expiresAt: text('expires_at').notNull(),
+    usedAt: text('used_at'),
+  },
+  (t) => [uniqueIndex('email_verifications_token_hash_unique').on(t.tokenHash), index('email_verifications_user').on(t.userId)],
+);
+
+export const operatorAlerts = sqliteTable(
+  'operator_alerts',
+  {
+    id: integer('id').primaryKey(),
+    kind: text('kind', { enum: ['low_stock', 'payment', 'webhook_endpoint'] }).notNull(),
+    line: text('line').notNull(),
+    createdAt: text('created_at').notNull(),
+    /** Set when the line went into an operator_alert email. */
+    emailedAt: text('emailed_at'),
+  },
+  (t) => [index('operator_alerts_kind_emailed').on(t.kind, t.emailedAt)],
+);
+
+export type EmailRow = typeof emails.$inferSelect;
 export type OrderRow = typeof orders.$inferSelect;
 export type DepositRow = typeof deposits.$inferSelect;
 export type TransactionRow = typeof walletTransactions.$inferSelect;

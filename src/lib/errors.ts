@@ -5,6 +5,8 @@ export const ERROR_STATUS = {
   UNAUTHORIZED: 401,
   // A post from another origin (the CSRF rule of the local checkout page, any content type); the contract names no code.
   FORBIDDEN: 403,
+  // EMAIL_VERIFICATION=required: a deposit or purchase by a user whose email is not verified yet.
+  EMAIL_NOT_VERIFIED: 403,
   API_KEY_LIMIT_REACHED: 400,
   NOT_FOUND: 404,
   VALIDATION_FAILED: 422,

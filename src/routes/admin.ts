@@ -21,6 +21,7 @@ import { adjustBalance } from '../services/wallet';
 import { ADMIN_TOKEN_ACTOR } from '../services/audit-log';
 import { Deposit, DepositStatus, lastCheckedAt, presentDeposit, presentDepositStatus, presentProduct, presentTransaction, Product, Transaction } from './representations';
 import { presentProfile, UserProfileSchema } from './user';
+import { mailFor } from '../middleware/send-emails';
 
 const security = [{ AdminBearer: [] }];
 // Every admin POST/PATCH takes an Idempotency-Key in the operator's own key namespace.
@@ -264,7 +265,7 @@ export const adminRouter = createRouter()
       return idempotent(
         c,
         {},
-        async (claim) => confirmed(await markDepositPaid(c.var.db, ADMIN_TOKEN_ACTOR, c.req.valid('param').id, claim, publishAfterResponse(c))),
+        async (claim) => confirmed(await markDepositPaid(c.var.db, ADMIN_TOKEN_ACTOR, c.req.valid('param').id, claim, publishAfterResponse(c), mailFor(c))),
         { ...asOperator, render: (snapshot) => confirmed(snapshot as CreditSnapshot) },
       );
     },
@@ -310,7 +311,7 @@ adminRouter.openapi(
   async (c) => {
     const answered = (result: LookupResult) => ({ status: 200 as const, body: ok(presentRefresh(result)) });
     const body = c.req.valid('json');
-    const options = { paymentId: body.payment_id, actor: ADMIN_TOKEN_ACTOR };
+    const options = { paymentId: body.payment_id, actor: ADMIN_TOKEN_ACTOR, mail: mailFor(c) };
     return idempotent(
       c,
       body,

@@ -41,7 +41,7 @@ export const idLinks = (pointer: string, targets: Record<string, string>) =>
 const ERROR_DESCRIPTIONS = {
   400: 'Business rule rejected the request (see `code`)',
   401: 'Missing, invalid or revoked credentials (`UNAUTHORIZED`)',
-  403: 'Form post from another origin (`FORBIDDEN`)',
+  403: 'Form post from another origin (`FORBIDDEN`); a deposit or purchase before the email is verified (`EMAIL_NOT_VERIFIED`, with EMAIL_VERIFICATION=required)',
   404: 'Unknown resource (`NOT_FOUND`)',
   413: 'Body too large (`PAYLOAD_TOO_LARGE`)',
   422: 'Invalid fields (`VALIDATION_FAILED`); creating a deposit, also a payment provider that refused the invoice (`GATEWAY_REJECTED`)',

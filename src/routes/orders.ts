@@ -5,6 +5,7 @@ import { centsToAmount } from '../lib/money';
 import type { OrderRow } from '../db/schema';
 import { idempotent } from '../middleware/idempotency';
 import { publishAfterResponse } from '../middleware/publish-events';
+import { mailFor } from '../middleware/send-emails';
 import { purgeStock } from '../middleware/stock-cache';
 import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse, securedByApiKey } from './openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
@@ -52,7 +53,7 @@ export const ordersRouter = createRouter()
           'Order created; items delivered',
           idLinks('/data/id', { getOrder: 'id', cancelOrder: 'id', exportOrder: 'id' }),
         ),
-        ...errorResponses(400, 401, 404, 422, 429),
+        ...errorResponses(400, 401, 403, 404, 422, 429),
       },
     }),
     async (c) => {
@@ -62,7 +63,7 @@ export const ordersRouter = createRouter()
         c,
         body,
         async (claim) => {
-          const order = await purchase(c.var.db, c.var.caller, body.product_id, body.quantity, claim, publishAfterResponse(c));
+          const order = await purchase(c.var.db, c.var.caller, body.product_id, body.quantity, claim, publishAfterResponse(c), mailFor(c));
           await purgeStock(c, [body.product_id]);
           return placed(order);
         },

@@ -2,6 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { envelope, ok } from '../lib/envelope';
 import { centsToAmount } from '../lib/money';
 import { emailChangeThrottle, passwordCheckThrottle } from '../middleware/rate-limit';
+import { mailFor } from '../middleware/send-emails';
 import { createRouter, errorResponses, jsonBody, jsonResponse, securedByApiKey } from './openapi';
 import { ChangePasswordBody, UpdateProfileBody } from '../schemas/users';
 import { changePassword, getDashboard, getProfile, updateProfile, type UserProfile } from '../services/users';
@@ -17,12 +18,24 @@ export const UserProfileSchema = z
   })
   .openapi('UserProfile');
 
+/** The user's own profile: the admin's view of a user, and the email settings. */
+const OwnProfileSchema = UserProfileSchema.extend({
+  email_receipts: z.boolean().openapi({ description: 'Whether order receipts and deposit notices are emailed' }),
+  email_verified: z.boolean().openapi({ description: 'false only while a sign-up awaits its verification link' }),
+}).openapi('OwnProfile');
+
 export const presentProfile = (u: UserProfile) => ({
   id: u.id,
   name: u.name,
   email: u.email,
   balance: centsToAmount(u.balanceCents),
   created_at: u.createdAt,
+});
+
+const presentOwnProfile = (u: UserProfile) => ({
+  ...presentProfile(u),
+  email_receipts: u.emailReceipts === 1,
+  email_verified: u.emailVerified === 1,
 });
 
 const Dashboard = z
@@ -47,9 +60,9 @@ export const userRouter = createRouter()
       tags,
       summary: 'Get the user profile',
       security: securedByApiKey,
-      responses: { 200: jsonResponse(envelope(UserProfileSchema), 'The profile'), ...errorResponses(401, 429) },
+      responses: { 200: jsonResponse(envelope(OwnProfileSchema), 'The profile'), ...errorResponses(401, 429) },
     }),
-    async (c) => c.json(ok(presentProfile(await getProfile(c.var.db, c.var.caller))), 200),
+    async (c) => c.json(ok(presentOwnProfile(await getProfile(c.var.db, c.var.caller))), 200),
   )
   .openapi(
     createRoute({
@@ -57,14 +70,14 @@ export const userRouter = createRouter()
       path: '/profile',
       operationId: 'updateProfile',
       tags,
-      summary: 'Update name and/or email (email changes: 5 a minute per user, 429 beyond)',
+      summary: 'Update name, email and/or email_receipts (email changes: 5 a minute per user, 429 beyond)',
       security: securedByApiKey,
       request: { body: jsonBody(UpdateProfileBody) },
-      responses: { 200: jsonResponse(envelope(UserProfileSchema), 'Updated'), ...errorResponses(401, 422, 429) },
+      responses: { 200: jsonResponse(envelope(OwnProfileSchema), 'Updated'), ...errorResponses(401, 422, 429) },
     }),
     async (c) => {
-      const profile = await updateProfile(c.var.db, c.var.caller, c.req.valid('json'), emailChangeThrottle(c));
-      return c.json(ok(presentProfile(profile), 'Profile updated.'), 200);
+      const profile = await updateProfile(c.var.db, c.var.caller, c.req.valid('json'), emailChangeThrottle(c), mailFor(c));
+      return c.json(ok(presentOwnProfile(profile), 'Profile updated.'), 200);
     },
   )
   .openapi(
@@ -80,7 +93,7 @@ export const userRouter = createRouter()
     }),
     async (c) => {
       const body = c.req.valid('json');
-      await changePassword(c.var.db, c.var.caller, { current: body.current_password, next: body.new_password }, passwordCheckThrottle(c));
+      await changePassword(c.var.db, c.var.caller, { current: body.current_password, next: body.new_password }, passwordCheckThrottle(c), mailFor(c));
       return c.body(null, 200);
     },
   )

@@ -13,6 +13,7 @@ import { availableGateways, CRYPTO_CURRENCIES, GATEWAYS } from '../services/gate
 import { readAs } from '../services/caller';
 import { getBalanceCents, listTransactions } from '../services/wallet';
 import { Deposit, DepositStatus, presentDeposit, presentDepositStatus, presentTransaction, Transaction } from './representations';
+import { mailFor } from '../middleware/send-emails';
 
 const CreatedDeposit = z
   .object({
@@ -110,7 +111,7 @@ export const walletRouter = createRouter()
           'Pending deposit; pay at payment_url',
           idLinks('/data/deposit_id', { getDepositStatus: 'id', markDepositPaid: 'id', getCheckoutPage: 'deposit_id' }),
         ),
-        ...errorResponses(401, 422, 429),
+        ...errorResponses(401, 403, 422, 429),
       },
     }),
     async (c) => {
@@ -132,7 +133,7 @@ export const walletRouter = createRouter()
       return idempotent(
         c,
         body,
-        async (claim) => created(await createDeposit(c.var.db, readConfig(c.env), c.var.caller, request, claim)),
+        async (claim) => created(await createDeposit(c.var.db, readConfig(c.env), c.var.caller, request, claim, mailFor(c))),
         { render: (snapshot) => created(snapshot as DepositRow) },
       );
     },

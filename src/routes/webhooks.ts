@@ -9,6 +9,7 @@ import { applyGatewayEvent } from '../services/deposits';
 import { applyVendorNotification } from '../services/vendor-payments';
 import { findGateway, GATEWAYS, GenericWebhookBody, isGatewayName } from '../services/gateways';
 import { DepositStatus, presentDepositStatus } from './representations';
+import { mailFor } from '../middleware/send-emails';
 
 
 // The body is documented from the generic adapter's own schema but not validated here: the signature covers the raw
@@ -50,8 +51,8 @@ export const webhooksRouter = router.openapi(
     refuseDeepJson(rawBody);
     const applied =
       gateway.provider === 'generic'
-        ? await applyGatewayEvent(c.var.db, name, await gateway.generic.parseWebhook(rawBody, c.req.raw.headers, Date.now()), publishAfterResponse(c))
-        : await applyVendorNotification(c.var.db, gateway, await gateway.vendor.parseNotification(rawBody, c.req.raw.headers, Date.now()), publishAfterResponse(c));
+        ? await applyGatewayEvent(c.var.db, name, await gateway.generic.parseWebhook(rawBody, c.req.raw.headers, Date.now()), publishAfterResponse(c), mailFor(c))
+        : await applyVendorNotification(c.var.db, gateway, await gateway.vendor.parseNotification(rawBody, c.req.raw.headers, Date.now()), publishAfterResponse(c), mailFor(c));
     if (!applied) return c.json(ok(null, 'Notification verified; it concerns no deposit of this gateway.'), 200);
     return c.json(ok(presentDepositStatus(applied.deposit), applied.credited ? 'Deposit credited to the wallet.' : 'Event applied.'), 200);
   },

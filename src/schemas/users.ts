@@ -12,7 +12,12 @@ export const CreateUserBody = z.object({
   password: z.string().min(8, 'password must be at least 8 characters').max(200, 'password is too long'),
 });
 
-export const UpdateProfileBody = z.object({ name: userName.optional(), email: userEmail.optional() });
+export const UpdateProfileBody = z.object({
+  name: userName.optional(),
+  email: userEmail.optional(),
+  /** false: no order receipts or deposit notices by email (security notices are always sent). */
+  email_receipts: z.boolean().optional(),
+});
 
 const newPassword = z.string().min(8, 'new_password must be at least 8 characters').max(200, 'new_password is too long');
 

@@ -25,6 +25,10 @@ import { changeRowsWithEvents, eventIdsOf, inOutbox, newEvent, recordEvent, type
 import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
 import { auditEntry, writeAsActor, type Actor } from './audit-log';
+import { depositCreditedEmail } from './email-notices';
+import { verificationGate } from './email-verification';
+import type { Mail } from './mail';
+import { paymentAlert } from './operator-alerts';
 
 export interface DepositRequest {
   amountCents: number;
@@ -67,8 +71,10 @@ export async function createDeposit(
   caller: Caller,
   request: DepositRequest,
   claim?: IdempotencyClaim,
+  mail?: Mail,
 ): Promise<DepositRow> {
   const gateway = gatewayForDeposit(normaliseGateway(request.gateway), config);
+  const gate = verificationGate(mail, caller.userId);
   const nowMs = Date.now();
   const now = isoNow(nowMs);
   const expiresAt = addMinutes(now, config.depositTtlMinutes);
@@ -78,18 +84,19 @@ export async function createDeposit(
   const depositId = sql`(SELECT id FROM deposits WHERE reference = ${reference})`;
   const deposit = { reference, amountCents: request.amountCents, cryptoCurrency, expiresAt, nowMs };
   const invoice = await invoiceFor(gateway, deposit, depositId, request);
-  const [created] = await writeAs(d1, caller, {
+  const [created, gateResult] = await writeAs(d1, caller, {
     writes: [
       sql`INSERT INTO deposits (user_id, amount_cents, gateway, crypto_currency, status, expires_at, created_at, updated_at, reference, provider)
           SELECT ${caller.userId}, ${request.amountCents}, ${gateway.name}, ${cryptoCurrency}, 'pending',
                  ${expiresAt}, ${now}, ${now}, ${reference}, ${gateway.provider}
-          WHERE ${caller.userId} IS NOT NULL`,
+          WHERE ${caller.userId} IS NOT NULL AND ${gate.allows}`,
       sql`UPDATE deposits SET payment_url = ${invoice.paymentUrl}, external_id = ${invoice.externalId} WHERE reference = ${reference}`,
       ...(claim ? recordClaim(caller, claim, sql`SELECT id, ${rowJson(deposits)} AS snapshot FROM deposits WHERE reference = ${reference}`) : []),
     ],
-    reads: [sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE reference = ${reference}`],
+    reads: [sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE reference = ${reference}`, ...gate.reads],
     committed: ([deposit]) => rowsOf(deposit).length > 0,
   });
+  gate.check(gateResult);
   return rowsOf<DepositRow>(created)[0];
 }
 
@@ -148,6 +155,8 @@ export interface CreditRecords {
   paymentId?: string;
   /** An operator's refresh: audited as `deposit.refreshed` when this batch changes the deposit. */
   refresh?: RefreshAudit;
+  /** Mail on: the user's deposit_credited email is recorded in the credit's batch. */
+  mail?: Mail;
 }
 
 /** Who asked the vendor about a deposit on demand, and the vendor's status as received. */
@@ -176,13 +185,14 @@ export async function creditDeposit(
   d1: Db,
   deposit: DepositRow,
   transactionId: string,
-  { received, actor, claim, publish, paymentId, refresh }: CreditRecords = {},
+  { received, actor, claim, publish, paymentId, refresh, mail }: CreditRecords = {},
 ): Promise<{ deposit: DepositRow; credited: boolean }> {
   const now = isoNow();
   const operationId = newOperationId();
+  const notice = depositCreditedEmail(mail, operationId, now);
   const creditedHere = sql`EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId})`;
   const event = newEvent('deposit.paid', now);
-  const [read, credit, outbox] = (
+  const results = (
     await writeAsActor(d1, actor ?? refresh?.actor, {
       writes: [
         ...walletMovement({
@@ -225,19 +235,23 @@ export async function creditDeposit(
         ...(refresh
           ? [auditEntry(refresh.actor, refreshedEntry(refresh, 'credited', deposit.id, sql`FROM wallet_transactions WHERE operation_id = ${operationId}`), now)]
           : []),
+        ...notice.writes,
       ],
       reads: [
         sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE id = ${deposit.id}`,
         sql`SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId}`,
         inOutbox(event),
         ...(received ? [loggedEvent(received)] : []),
+        ...notice.reads,
       ],
       // Paid by this batch or by another one: either way the credit exists once and a re-run would change nothing,
       // except for a gateway event, which is logged only once its own row is there.
       committed: ([row, , , logged]) => (received ? rowsOf(logged).length > 0 : rowsOf<DepositRow>(row)[0]?.status === 'paid'),
     })
   ).reads;
+  const [read, credit, outbox] = results;
   publish?.(eventIdsOf(outbox));
+  notice.sent(results.at(-1));
   return { deposit: rowsOf<DepositRow>(read)[0], credited: rowsOf(credit).length > 0 };
 }
 
@@ -287,22 +301,22 @@ export async function findDeposit(d1: Db, depositId: number): Promise<DepositRow
  * Apply a verified gateway event and log it. A gateway only ever acts on its own deposits: an event for an unknown
  * deposit or another gateway's is a 404, not logged (it concerns no deposit of this gateway).
  */
-export async function applyGatewayEvent(d1: Db, gateway: GatewayName, event: GatewayEvent, publish?: Publish) {
+export async function applyGatewayEvent(d1: Db, gateway: GatewayName, event: GatewayEvent, publish?: Publish, mail?: Mail) {
   const deposit = await findDeposit(d1, event.depositId);
   if (deposit.gateway !== gateway) throw notFound('Deposit');
   const received = receiveEvent(gateway, event, 'notification');
   if (event.status !== 'paid') return { deposit: (await closeDeposit(d1, deposit, event.status, received, publish)).deposit, credited: false };
   // The amount of a deposit never changes, so comparing it outside the batch is safe.
   if (event.amountCents !== deposit.amountCents) {
-    await logOnly(d1, received, 'amount_mismatch');
+    await logOnly(d1, received, 'amount_mismatch', { also: paymentAlert(mail, received.reference, received.receivedAt) });
     throw new ApiError('AMOUNT_MISMATCH', `Paid amount ${formatUsd(event.amountCents)} does not match the deposit amount ${formatUsd(deposit.amountCents)}.`);
   }
-  return creditDeposit(d1, deposit, event.transactionId, { received, publish });
+  return creditDeposit(d1, deposit, event.transactionId, { received, publish, mail });
 }
 
 /** Operator confirmation of a payment seen outside the webhook: the same single credit path. */
-export async function markDepositPaid(d1: Db, actor: Actor, depositId: number, claim?: IdempotencyClaim, publish?: Publish) {
-  return creditDeposit(d1, await findDeposit(d1, depositId), `manual-${depositId}`, { actor, claim, publish });
+export async function markDepositPaid(d1: Db, actor: Actor, depositId: number, claim?: IdempotencyClaim, publish?: Publish, mail?: Mail) {
+  return creditDeposit(d1, await findDeposit(d1, depositId), `manual-${depositId}`, { actor, claim, publish, mail });
 }
 
 /**

@@ -5,12 +5,15 @@ import { deleteExpiredEvents } from './events';
 import { deleteExpiredRecords } from './idempotency';
 import { completeHeldOrders } from './orders';
 import { sweepOutbox } from './outbox';
+import { sweepEmails } from './email-outbox';
 import { deleteExpiredSessions } from './sessions';
 import { pollVendors, type PollReport } from './vendor-poll';
+import { readMailSettings, scheduledMail } from './mail';
+import { emailAlerts } from './operator-alerts';
 
 // Each job is one guarded UPDATE (or DELETE) over at most `batchSize` rows, repeated while a backlog remains; two runs
 // at once cannot double-apply anything because every UPDATE re-checks the status it changes. D1 allows 50 queries per
-// invocation on the Free plan, each statement counting: the jobs make at most 8×3 + 3×3 + 3×2 + 3×1 + 2×1 + 2×2 = 48
+// invocation on the Free plan, each statement counting: the jobs make at most 8×3 + 3×3 + 3×2 + 3×1 + 2×1 + 2×2 + 1×2 = 50
 // (when every backlog is full; a usual run makes 12), and the vendor poll spends what the run has left.
 const QUERIES_PER_INVOCATION = 50;
 const BATCH_SIZE = 300;
@@ -44,6 +47,8 @@ export interface JobReport {
   /** Events handed to the webhook queue: this run's own (completions, expiries) and any whose enqueue was lost. */
   enqueuedEvents: number;
   deletedSessions: number;
+  /** Emails handed to the email queue whose enqueue after their request was lost (src/services/email-outbox.ts). */
+  enqueuedEmails: number;
   /** Real-provider deposits asked about at their vendors (src/services/vendor-poll.ts). */
   poll: PollReport;
 }
@@ -60,10 +65,16 @@ export async function runScheduledJobs(env: Bindings, nowMs = Date.now()): Promi
   const deletedEvents = await drain((limit) => deleteExpiredEvents(env.DB, nowMs, limit), BATCH_SIZE, 3, 1, spent);
   const deletedSessions = await drain((limit) => deleteExpiredSessions(env.DB, now, limit), BATCH_SIZE, 2, 1, spent);
   const enqueuedEvents = await drain((limit) => sweepOutbox(env.DB, env.WEBHOOK_QUEUE, nowMs, limit), BATCH_SIZE, 2, 2, spent);
-  const poll = await pollVendors(env.DB, config, nowMs, QUERIES_PER_INVOCATION - spent.statements).catch((err: unknown) => {
+  // Alert emails (2 statements) only when the run can afford them; otherwise the next run sends them.
+  if (spent.statements + 2 + 2 <= QUERIES_PER_INVOCATION) {
+    spent.statements += 2;
+    await emailAlerts(env.DB, readMailSettings(env), now);
+  }
+  const enqueuedEmails = await drain((limit) => sweepEmails(env.DB, env.EMAIL_QUEUE, nowMs, limit), BATCH_SIZE, 1, 2, spent);
+  const poll = await pollVendors(env.DB, config, nowMs, QUERIES_PER_INVOCATION - spent.statements, scheduledMail(env, config)).catch((err: unknown) => {
     // A database fault in the poll loses nothing: the deposits are asked again on the next run.
     console.warn(JSON.stringify({ level: 'warn', msg: 'deposit poll stopped', class: err instanceof Error ? err.name : typeof err }));
     return { asked: 0, changed: 0, skipped: 0 };
   });
-  return { completedOrders, expiredDeposits, deletedIdempotencyKeys, deletedEvents, deletedSessions, enqueuedEvents, poll };
+  return { completedOrders, expiredDeposits, deletedIdempotencyKeys, deletedEvents, deletedSessions, enqueuedEvents, enqueuedEmails, poll };
 }

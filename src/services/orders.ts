@@ -11,6 +11,10 @@ import { readAs, writeAs, type Caller } from './caller';
 import { changeRowsWithEvents, eventIdsOf, inOutbox, newEvent, recordEvent, type Publish } from './events';
 import { recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
+import { receiptEmail } from './email-notices';
+import { verificationGate } from './email-verification';
+import { lowStockAlert } from './operator-alerts';
+import type { Mail } from './mail';
 
 export interface OrderWithItems {
   order: OrderRow;
@@ -45,14 +49,17 @@ export async function purchase(
   quantity: number,
   claim?: IdempotencyClaim,
   publish?: Publish,
+  mail?: Mail,
 ): Promise<OrderWithItems> {
   const now = isoNow();
   const orderNumber = newOrderNumber(now);
+  const receipt = receiptEmail(mail, orderNumber, now);
+  const gate = verificationGate(mail, caller.userId);
   const event = newEvent('order.created', now);
   const orderExists = sql`EXISTS (SELECT 1 FROM orders WHERE order_number = ${orderNumber})`;
   const orderId = sql`(SELECT id FROM orders WHERE order_number = ${orderNumber})`;
 
-  const [orderResult, itemsResult, stateResult, outboxResult] = await writeAs(d1, caller, {
+  const [orderResult, itemsResult, stateResult, outboxResult, ...emailResults] = await writeAs(d1, caller, {
     writes: [
       sql`
         INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, unit_price_cents, total_amount_cents, status, created_at, updated_at, cancellable)
@@ -60,7 +67,8 @@ export async function purchase(
         FROM products p JOIN users u ON u.id = ${caller.userId}
         WHERE p.id = ${productId} AND p.active = 1 AND p.stock_count >= ${quantity}
           AND u.balance_cents >= p.price_cents * ${quantity}
-          AND (p.allowed_quantities IS NULL OR ${quantity} IN (SELECT value FROM json_each(p.allowed_quantities)))`,
+          AND (p.allowed_quantities IS NULL OR ${quantity} IN (SELECT value FROM json_each(p.allowed_quantities)))
+          AND ${gate.allows}`,
       ...walletMovement({
         userId: caller.userId,
         type: 'purchase',
@@ -81,6 +89,8 @@ export async function purchase(
       sql`UPDATE orders SET quantity = (SELECT count(*) FROM stock_items WHERE order_id = orders.id) WHERE order_number = ${orderNumber}`,
       recordEvent(event, orders, sql`order_number = ${orderNumber}`),
       ...(claim ? recordClaim(caller, claim, sql`SELECT id, ${rowJson(orders)} AS snapshot FROM orders WHERE order_number = ${orderNumber}`) : []),
+      ...receipt.writes,
+      ...lowStockAlert(mail, productId, orderNumber, now),
     ],
     reads: [
       orderByNumber(orderNumber),
@@ -88,14 +98,18 @@ export async function purchase(
       sql`SELECT p.id AS product_id, p.active, p.stock_count, p.price_cents, p.allowed_quantities, u.balance_cents
           FROM users u LEFT JOIN products p ON p.id = ${productId} WHERE u.id = ${caller.userId}`,
       inOutbox(event),
+      ...gate.reads,
+      ...receipt.reads,
     ],
     committed: ([order]) => rowsOf(order).length > 0,
   });
   const [order] = rowsOf<OrderRow>(orderResult);
   if (order) {
     publish?.(eventIdsOf(outboxResult));
+    receipt.sent(emailResults[gate.reads.length]);
     return { order, stockItems: contentsOf(itemsResult) };
   }
+  gate.check(emailResults[0]);
   throw purchaseRefusal(rowsOf<PurchaseState>(stateResult)[0], quantity);
 }
 

@@ -7,6 +7,8 @@ import { notFound } from '../lib/errors';
 import { isoNow } from '../lib/time';
 import { auditEntry, writeAsActor, type Actor } from './audit-log';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
+import { passwordChangedEmail } from './email-notices';
+import type { Mail } from './mail';
 import { endSessionsOnPasswordChange, newSessionToken, SESSION_TOKEN_SHAPE } from './sessions';
 
 // Password reset links an operator makes for a user (no email is sent yet): 256 random bits in the link, only their
@@ -83,22 +85,28 @@ export async function resetLinkUsable(d1: Db, token: string): Promise<boolean> {
  * Use a link: one batch sets the password (only while the link is usable), ends every session of the user, and
  * marks the link used. An unknown, used or expired link changes nothing: 404.
  */
-export async function resetPassword(d1: Db, token: string, password: string): Promise<void> {
+export async function resetPassword(d1: Db, token: string, password: string, mail?: Mail): Promise<void> {
   if (!SESSION_TOKEN_SHAPE.test(token)) throw notFound('Page');
   const tokenHash = await sha256Hex(token);
   const now = isoNow();
   const passwordHash = await hashPassword(password);
   const owner = sql`(SELECT user_id FROM password_resets WHERE ${usable(tokenHash, now)})`;
+  const notice = passwordChangedEmail(mail, passwordHash, now);
   const { reads } = await writeBatch(d1, {
     writes: [
       sql`UPDATE users SET password_hash = ${passwordHash}, updated_at = ${now} WHERE id = ${owner}`,
       endSessionsOnPasswordChange(owner, passwordHash, null),
       sql`UPDATE password_resets SET used_at = ${now} WHERE ${usable(tokenHash, now)}
             AND EXISTS (SELECT 1 FROM users WHERE id = password_resets.user_id AND password_hash = ${passwordHash})`,
+      ...notice.writes,
     ],
     // The new hash is salted afresh: finding it means this very request wrote it.
-    reads: [sql`SELECT 1 FROM users WHERE id = (SELECT user_id FROM password_resets WHERE token_hash = ${tokenHash}) AND password_hash = ${passwordHash}`],
+    reads: [
+      sql`SELECT 1 FROM users WHERE id = (SELECT user_id FROM password_resets WHERE token_hash = ${tokenHash}) AND password_hash = ${passwordHash}`,
+      ...notice.reads,
+    ],
     committed: ([row]) => rowsOf(row).length > 0,
   });
   if (rowsOf(reads[0]).length === 0) throw notFound('Page');
+  notice.sent(reads[1]);
 }

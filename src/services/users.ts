@@ -12,6 +12,9 @@ import { readAs, writeAs, type Caller } from './caller';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
 import { endSessionsOnPasswordChange, insertSession, sessionOpened, type SessionToken } from './sessions';
 import { auditEntry, writeAsActor, type Actor } from './audit-log';
+import { emailChangedEmail, passwordChangedEmail } from './email-notices';
+import { verificationEmail, verificationRequired } from './email-verification';
+import type { Mail } from './mail';
 
 /**
  * A per-user limit, applied by the caller's route (the platform's Rate Limiting binding): resolves when `userId` may
@@ -25,13 +28,16 @@ export interface UserProfile {
   email: string;
   balanceCents: number;
   createdAt: string;
+  emailReceipts: number;
+  emailVerified: number;
 }
 
 // Emails are unique case-insensitively (COLLATE NOCASE); a concurrent duplicate surfaces as the index violation.
 const emailTaken = () => fieldError('email', 'The email has already been taken.');
 
 const profileOf = (userId: SQL | number) =>
-  sql`SELECT id, name, email, balance_cents AS balanceCents, created_at AS createdAt FROM users WHERE id = ${userId}`;
+  sql`SELECT id, name, email, balance_cents AS balanceCents, created_at AS createdAt, email_receipts AS emailReceipts,
+             email_verified AS emailVerified FROM users WHERE id = ${userId}`;
 
 /**
  * An operator's Idempotency-Key claim on a user creation. Only a hash of an API key is ever stored, so the replay
@@ -91,20 +97,26 @@ export async function createUser(d1: Db, actor: Actor, input: { name: string; em
   }
 }
 
-/** Self-service sign-up (dashboard): balance 0 and no API key; the user's first session opens in the same batch. */
-export async function signUp(d1: Db, input: { name: string; email: string; password: string }, session: SessionToken): Promise<void> {
+/**
+ * Self-service sign-up (dashboard): balance 0 and no API key; the user's first session opens in the same batch. With
+ * EMAIL_VERIFICATION=required the account starts unverified and its verification email is recorded in the batch.
+ */
+export async function signUp(d1: Db, input: { name: string; email: string; password: string }, session: SessionToken, mail?: Mail): Promise<void> {
   const now = isoNow();
   const passwordHash = await hashPassword(input.password);
+  const verify = verificationRequired(mail) ? await verificationEmail(mail!, sql`(SELECT id FROM users WHERE email = ${input.email})`, now) : undefined;
   try {
-    await writeBatch(d1, {
+    const { reads } = await writeBatch(d1, {
       writes: [
-        sql`INSERT INTO users (name, email, password_hash, balance_cents, created_at, updated_at)
-            VALUES (${input.name}, ${input.email}, ${passwordHash}, 0, ${now}, ${now})`,
+        sql`INSERT INTO users (name, email, password_hash, balance_cents, created_at, updated_at, email_verified)
+            VALUES (${input.name}, ${input.email}, ${passwordHash}, 0, ${now}, ${now}, ${verify ? 0 : 1})`,
         insertSession(sql`last_insert_rowid()`, session.tokenHash, now),
+        ...(verify?.writes ?? []),
       ],
-      reads: [sessionOpened(session.tokenHash)],
+      reads: [sessionOpened(session.tokenHash), ...(verify?.reads ?? [])],
       committed: ([opened]) => rowsOf(opened).length > 0,
     });
+    verify?.sent(reads[1]);
   } catch (err) {
     if (isUniqueViolation(err, 'users.email')) throw emailTaken();
     throw err;
@@ -121,7 +133,13 @@ export async function getProfile(d1: Db, caller: Caller): Promise<UserProfile> {
  * before the write). The user is known only once a batch has proved the credential: a request that changes the email
  * makes two round trips (prove and compare, then write), one that only renames makes one.
  */
-export async function updateProfile(d1: Db, caller: Caller, changes: { name?: string; email?: string }, throttle: UserThrottle): Promise<UserProfile> {
+export async function updateProfile(
+  d1: Db,
+  caller: Caller,
+  changes: { name?: string; email?: string; email_receipts?: boolean },
+  throttle: UserThrottle,
+  mail?: Mail,
+): Promise<UserProfile> {
   if (changes.email !== undefined) {
     const [current] = await readAs(d1, caller, [sql`SELECT email = ${changes.email} COLLATE NOCASE AS same FROM users WHERE id = ${caller.userId}`]);
     // The same address again (the dashboard's form always sends it), or in other letter case, asks nothing of others.
@@ -131,14 +149,33 @@ export async function updateProfile(d1: Db, caller: Caller, changes: { name?: st
   const assignments = [
     ...(changes.name === undefined ? [] : [sql`name = ${changes.name}`]),
     ...(changes.email === undefined ? [] : [sql`email = ${changes.email}`]),
+    ...(changes.email_receipts === undefined ? [] : [sql`email_receipts = ${changes.email_receipts ? 1 : 0}`]),
     sql`updated_at = ${now}`,
   ];
+  const notice = changes.email === undefined ? undefined : emailChangedEmail(mail, caller.userId, changes.email, now);
+  // With verification required, a new address is unverified until its own link is opened.
+  const verify = changes.email !== undefined && verificationRequired(mail) ? await verificationEmail(mail!, caller.userId, now) : undefined;
+  const reverify = verify ? [sql`UPDATE users SET email_verified = 0 WHERE id = ${caller.userId} AND email = ${changes.email} AND updated_at = ${now}
+                                  AND EXISTS (SELECT 1 FROM emails WHERE id = ${notice!.ids[0]})`]
+    : [];
   try {
-    const [user] = await writeAs(d1, caller, {
-      writes: [sql`UPDATE users SET ${sql.join(assignments, sql`, `)} WHERE id = ${caller.userId}`],
-      reads: [profileOf(caller.userId), sql`SELECT 1 FROM users WHERE id = ${caller.userId} AND updated_at = ${now}`],
+    const [user, , ...emailResults] = await writeAs(d1, caller, {
+      writes: [
+        ...(notice?.writes ?? []),
+        sql`UPDATE users SET ${sql.join(assignments, sql`, `)} WHERE id = ${caller.userId}`,
+        ...reverify,
+        ...(verify?.writes ?? []),
+      ],
+      reads: [
+        profileOf(caller.userId),
+        sql`SELECT 1 FROM users WHERE id = ${caller.userId} AND updated_at = ${now}`,
+        ...(notice?.reads ?? []),
+        ...(verify?.reads ?? []),
+      ],
       committed: ([, row]) => rowsOf(row).length > 0,
     });
+    notice?.sent(emailResults[0]);
+    verify?.sent(emailResults[notice?.reads.length ?? 0]);
     return rowsOf<UserProfile>(user)[0];
   } catch (err) {
     if (isUniqueViolation(err, 'users.email')) throw emailTaken();
@@ -158,6 +195,7 @@ export async function changePassword(
   caller: Caller,
   change: { current: string; next: string; keepSession?: string },
   throttle: UserThrottle,
+  mail?: Mail,
 ): Promise<void> {
   const { current, next, keepSession = null } = change;
   const [stored] = await readAs(d1, caller, [sql`SELECT password_hash AS passwordHash FROM users WHERE id = ${caller.userId}`]);
@@ -167,16 +205,20 @@ export async function changePassword(
     throw fieldError('current_password', 'The current password is incorrect.');
   }
   const nextHash = await hashPassword(next);
-  const [changed] = await writeAs(d1, caller, {
+  const now = isoNow();
+  const notice = passwordChangedEmail(mail, nextHash, now);
+  const [changed, noticeResult] = await writeAs(d1, caller, {
     writes: [
-      sql`UPDATE users SET password_hash = ${nextHash}, updated_at = ${isoNow()} WHERE id = ${caller.userId} AND password_hash = ${user.passwordHash}`,
+      sql`UPDATE users SET password_hash = ${nextHash}, updated_at = ${now} WHERE id = ${caller.userId} AND password_hash = ${user.passwordHash}`,
       endSessionsOnPasswordChange(caller.userId, nextHash, keepSession),
+      ...notice.writes,
     ],
     // The new hash is salted afresh: finding it means this very request wrote it.
-    reads: [sql`SELECT 1 FROM users WHERE id = ${caller.userId} AND password_hash = ${nextHash}`],
+    reads: [sql`SELECT 1 FROM users WHERE id = ${caller.userId} AND password_hash = ${nextHash}`, ...notice.reads],
     committed: ([row]) => rowsOf(row).length > 0,
   });
   if (rowsOf(changed).length === 0) throw fieldError('current_password', 'The password was changed concurrently; try again.');
+  notice.sent(noticeResult);
 }
 
 const RECENT = 5;

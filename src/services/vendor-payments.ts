@@ -14,6 +14,8 @@ import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
 import { logOnly, receiveEvent, type GatewayOutcome } from './gateway-events';
 import { findGateway, GATEWAYS, isGatewayName, type DepositKey, type GatewayName, type PaymentGateway, type VendorNotification, type VendorReport } from './gateways';
 import { gatewayUnavailable } from './gateways/vendor-http';
+import type { Mail } from './mail';
+import { paymentAlert } from './operator-alerts';
 
 // What real payment providers say about deposits, applied: their notifications (a paid one confirmed with the
 // vendor's own API first), a refresh on the operator's demand, and the scheduled poll (src/services/vendor-poll.ts).
@@ -83,7 +85,7 @@ async function rememberPaymentId(d1: Db, deposit: DepositRow, paymentId: string 
  * pending deposit; a partial payment, progress and money taken back (only about a credited deposit) change no
  * deposit. Null when it names no deposit of this slot, or is of a kind not handled (`notification` null).
  */
-export async function applyVendorNotification(d1: Db, gateway: VendorGateway, notification: VendorNotification | null, publish?: Publish) {
+export async function applyVendorNotification(d1: Db, gateway: VendorGateway, notification: VendorNotification | null, publish?: Publish, mail?: Mail) {
   if (!notification) return null;
   const found = await findVendorDeposit(d1, gateway, notification.deposit);
   if (!found || (notification.verdict === 'reversed' && found.status !== 'paid')) return null;
@@ -94,17 +96,19 @@ export async function applyVendorNotification(d1: Db, gateway: VendorGateway, no
     // A leaked webhook secret signs anything: only the vendor's own API says that money arrived, and how much.
     const answer = await askVendor(gateway, deposit);
     if ('report' in answer && answer.report?.verdict === 'mismatch') {
-      await logOnly(d1, received, 'amount_mismatch');
+      await logOnly(d1, received, 'amount_mismatch', { also: paymentAlert(mail, received.reference, received.receivedAt) });
       return { deposit, credited: false };
     }
     if (!('report' in answer) || answer.report?.verdict !== 'paid') {
       await logOnly(d1, received, 'unconfirmed');
       return { deposit, credited: false };
     }
-    return creditDeposit(d1, deposit, transactionId, { received, publish, paymentId });
+    return creditDeposit(d1, deposit, transactionId, { received, publish, paymentId, mail });
   }
   if (verdict === 'failed' || verdict === 'expired') return { deposit: (await closeDeposit(d1, deposit, verdict, received, publish)).deposit, credited: false };
-  await logOnly(d1, received, verdict === 'mismatch' ? 'amount_mismatch' : verdict);
+  await logOnly(d1, received, verdict === 'mismatch' ? 'amount_mismatch' : verdict, {
+    also: paymentAlert(mail, received.reference, received.receivedAt),
+  });
   return { deposit, credited: false };
 }
 
@@ -146,7 +150,7 @@ export async function lookUpDeposit(
   gateway: VendorGateway,
   deposit: DepositRow,
   publish?: Publish,
-  { paymentId, actor }: RefreshOptions = {},
+  { paymentId, actor, mail }: RefreshOptions = {},
 ): Promise<LookupResult> {
   const answer = await askVendor(gateway, deposit, paymentId);
   if (!('report' in answer)) {
@@ -163,7 +167,7 @@ export async function lookUpDeposit(
   switch (report.verdict) {
     case 'paid': {
       if (deposit.status === 'paid') return result('duplicate');
-      const credit = await creditDeposit(d1, deposit, report.transactionId, { received, publish, paymentId, refresh });
+      const credit = await creditDeposit(d1, deposit, report.transactionId, { received, publish, paymentId, refresh, mail });
       return result(credit.credited ? 'credited' : 'duplicate', credit.deposit);
     }
     case 'failed':
@@ -173,7 +177,7 @@ export async function lookUpDeposit(
       return result(closed.closed ? 'closed' : 'duplicate', closed.deposit);
     }
     case 'mismatch':
-      await logOnly(d1, received, 'amount_mismatch', { once: true });
+      await logOnly(d1, received, 'amount_mismatch', { once: true, also: paymentAlert(mail, received.reference, received.receivedAt) });
       return result('amount_mismatch');
     default:
       return result('in_progress');
@@ -189,6 +193,8 @@ export interface RefreshOptions {
   /** The vendor's payment id, given by the operator; stored only when the vendor's answer names this deposit. */
   paymentId?: string;
   actor?: Actor;
+  /** Mail on: a credit records its deposit_credited email, a mismatch its operator alert, in the change's batch. */
+  mail?: Mail;
 }
 
 /** Why a deposit's vendor cannot be asked: a generic deposit, or a provider no slot is configured with any more. */

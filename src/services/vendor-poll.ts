@@ -8,6 +8,7 @@ import { ApiError } from '../lib/errors';
 import { isoNow } from '../lib/time';
 import { findGateway, GATEWAYS } from './gateways';
 import { CHANGES, lookupGateway, lookUpDeposit, stampChecked } from './vendor-payments';
+import type { Mail } from './mail';
 
 // The scheduled half of "Payments that cannot be lost": every run asks the vendors about real-provider deposits that
 // are still open (pending, or expired less than 24 hours ago: money that arrives late still counts), those asked
@@ -52,7 +53,7 @@ export function pollCandidates(config: Config, nowMs: number, limit: number) {
  * read, then a lookup while the budget still affords its worst case and the final stamp, then one statement that
  * stamps `last_checked_at` on every deposit asked. Deposits left unasked keep their place at the front of the queue.
  */
-export async function pollVendors(binding: Db, config: Config, nowMs: number, statementBudget: number): Promise<PollReport> {
+export async function pollVendors(binding: Db, config: Config, nowMs: number, statementBudget: number, mail?: Mail): Promise<PollReport> {
   const report: PollReport = { asked: 0, changed: 0, skipped: 0 };
   const limit = Math.min(config.gatewayPollLimit, MAX_POLL_LIMIT);
   const query = pollCandidates(config, nowMs, limit);
@@ -67,7 +68,7 @@ export async function pollVendors(binding: Db, config: Config, nowMs: number, st
     const gateway = lookupGateway(config, deposit);
     if (!gateway) continue;
     try {
-      const { outcome } = await lookUpDeposit(d1, gateway, deposit);
+      const { outcome } = await lookUpDeposit(d1, gateway, deposit, undefined, { mail });
       asked.push(deposit.id);
       if (CHANGES.has(outcome)) report.changed++;
     } catch (err) {

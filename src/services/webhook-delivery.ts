@@ -7,6 +7,8 @@ import type { Config, DeliveryMessage } from '../env';
 import { signatureHeader } from '../lib/signature';
 import { isoNow } from '../lib/time';
 import { webhookUrlProblem } from '../lib/webhook-url';
+import type { MailSettings } from './mail';
+import { recordWebhookAlerts } from './operator-alerts';
 
 // The queue consumer: each message is one event for one endpoint, so an endpoint that fails is retried on its own
 // schedule and never delays another. Retries are the platform's (`message.retry` with a delay); what exhausted
@@ -25,6 +27,8 @@ export interface DeliveryContext {
   d1: Db;
   config: Config;
   deadLetters?: Queue<DeliveryMessage>;
+  /** Mail on: an endpoint that exhausts its attempts is an operator alert. */
+  alerts?: MailSettings | null;
   /** The event as the API renders it (GET /events/{id} without deliveries): the body that is signed and sent. */
   render: (event: EventRow) => unknown;
 }
@@ -93,7 +97,7 @@ export interface DeliveryReport {
   dropped: number;
 }
 
-export async function deliverWebhooks(batch: MessageBatch<unknown>, { d1, config, deadLetters, render }: DeliveryContext): Promise<DeliveryReport> {
+export async function deliverWebhooks(batch: MessageBatch<unknown>, { d1, config, deadLetters, render, alerts }: DeliveryContext): Promise<DeliveryReport> {
   const report: DeliveryReport = { delivered: 0, retried: 0, deadLettered: 0, dropped: 0 };
   const messages = batch.messages.filter((message): message is Message<DeliveryMessage> => {
     if (isDeliveryMessage(message.body)) return true;
@@ -127,6 +131,8 @@ export async function deliverWebhooks(batch: MessageBatch<unknown>, { d1, config
   const exhausted = outcomes.filter((o) => failed(o) && o.message.attempts >= config.webhookMaxAttempts);
   // Kept before the acks: a failed hand-over throws, and the platform then redelivers these messages.
   if (exhausted.length > 0) await deadLetters?.sendBatch(exhausted.map(({ message }) => ({ body: message.body })));
+  const gaveUp = exhausted.map(({ message }) => ({ endpointId: message.body.endpoint_id, eventId: message.body.event_id }));
+  await recordWebhookAlerts(d1, alerts ?? null, gaveUp, isoNow());
   for (const outcome of outcomes) {
     const { message } = outcome;
     if (failed(outcome) && message.attempts < config.webhookMaxAttempts) {

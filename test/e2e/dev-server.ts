@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -9,6 +9,8 @@ export interface DevServer {
   adminToken: string;
   stateDir: string;
   output: () => string;
+  /** The server's output as a file too, for test files (another process) to read: simulated emails are printed there. */
+  logFile: string;
   stop: () => Promise<void>;
 }
 
@@ -47,8 +49,13 @@ export async function startDevServer(port: number): Promise<DevServer> {
     },
   );
   let log = '';
-  child.stdout?.on('data', (chunk) => (log += chunk));
-  child.stderr?.on('data', (chunk) => (log += chunk));
+  const logFile = join(state, 'dev-server.log');
+  const keep = (chunk: Buffer) => {
+    log += chunk;
+    appendFileSync(logFile, chunk);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
 
   const stop = async () => {
     if (child.pid && child.exitCode === null) {
@@ -76,5 +83,5 @@ export async function startDevServer(port: number): Promise<DevServer> {
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  return { origin, api: `${origin}/api/v2`, adminToken, stateDir: state, output: () => log, stop };
+  return { origin, api: `${origin}/api/v2`, adminToken, stateDir: state, output: () => log, logFile, stop };
 }

@@ -3,7 +3,7 @@ import { startDevServer, type DevServer } from './dev-server';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    devServer: { origin: string; api: string; adminToken: string };
+    devServer: { origin: string; api: string; adminToken: string; logFile: string };
     /** What `npm run dev` printed up to its banner, and its DEV_STATE_DIR (its local database). */
     devScript: { startup: string; stateDir: string };
   }
@@ -14,7 +14,7 @@ let server: DevServer | undefined;
 
 export async function setup(project: TestProject) {
   server = await startDevServer(Number(process.env.E2E_PORT ?? 8797));
-  project.provide('devServer', { origin: server.origin, api: server.api, adminToken: server.adminToken });
+  project.provide('devServer', { origin: server.origin, api: server.api, adminToken: server.adminToken, logFile: server.logFile });
   project.provide('devScript', { startup: server.output(), stateDir: server.stateDir });
 }
 

@@ -15,6 +15,7 @@ import { Field, Money, Notice, Pager, Status, When } from '../components';
 import { idFromPath, parseForm, readForm, sameOriginForm } from '../forms';
 import { page } from '../layout';
 import { DataTable } from '../tables';
+import { mailFor } from '../../middleware/send-emails';
 
 // Deposits of every user, each with the gateway events received for it (mismatches marked) and when its vendor was
 // last asked, "Mark paid" on a pending one (the admin API's mark-paid: credits once, audited) and "Ask the vendor" on
@@ -162,7 +163,7 @@ export const consoleDeposits = new Hono<AppEnv>()
   .get('/console/deposits', requireOperatorSession, (c) => depositsPage(c))
   .post('/console/deposits/:id/mark-paid', sameOriginForm, requireOperatorSession, async (c) => {
     const id = idFromPath(c.req.param('id'), 'Deposit');
-    await markDepositPaid(c.var.db, operatorActor(c.var.caller), id, undefined, publishAfterResponse(c));
+    await markDepositPaid(c.var.db, operatorActor(c.var.caller), id, undefined, publishAfterResponse(c), mailFor(c));
     return c.redirect(`${DEPOSITS}#deposit-${id}`, 303);
   })
   .post('/console/deposits/:id/refresh', sameOriginForm, requireOperatorSession, async (c) => {
@@ -172,7 +173,7 @@ export const consoleDeposits = new Hono<AppEnv>()
     const typed = (await readForm(c)).payment_id?.trim();
     try {
       const { payment_id: paymentId } = parseForm(RefreshDepositBody, typed ? { payment_id: typed } : {});
-      const options = { paymentId, actor: operatorActor(c.var.caller) };
+      const options = { paymentId, actor: operatorActor(c.var.caller), mail: mailFor(c) };
       const { outcome } = await refreshDeposit(c.var.db, readConfig(c.env), id, options, undefined, publishAfterResponse(c));
       return c.redirect(`${DEPOSITS}?${new URLSearchParams({ asked: String(id), outcome })}#deposit-${id}`, 303);
     } catch (err) {

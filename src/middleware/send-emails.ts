@@ -1,0 +1,22 @@
+import type { Context } from 'hono';
+import { resilient } from '../db/d1';
+import type { AppEnv } from '../env';
+import { enqueueEmails } from '../services/email-outbox';
+import { readMailSettings, type Mail } from '../services/mail';
+import { runAfterResponse } from './after-response';
+
+/**
+ * What a route hands to a service whose effect sends email, or undefined while mail is off (then the service records
+ * nothing). Committed emails are enqueued after the response (waitUntil), like events.
+ */
+export function mailFor(c: Context<AppEnv>): Mail | undefined {
+  const settings = readMailSettings(c.env);
+  if (!settings) return undefined;
+  return {
+    settings,
+    origin: new URL(c.req.url).origin,
+    send: (jobs) => {
+      if (jobs.length > 0) runAfterResponse(c, enqueueEmails(resilient(c.env.DB), c.env.EMAIL_QUEUE, jobs));
+    },
+  };
+}

@@ -1,0 +1,44 @@
+import { readConfig, type Bindings, type Config } from '../env';
+import type { EmailJob } from './email-outbox';
+
+// Whether the shop sends email, and what a service needs to record one in its batch. Mail is on only with both the
+// EMAIL binding and EMAIL_FROM: otherwise nothing is recorded, nothing is sent, and every effect is the same.
+
+export interface MailSettings {
+  from: string;
+  /** Signs every message. */
+  shopName: string;
+  /** EMAIL_VERIFICATION=required (only meaningful while mail is on: nobody could open a link otherwise). */
+  verificationRequired: boolean;
+  /** LOW_STOCK_THRESHOLD: a purchase taking a product's stock to this or below alerts the operators. */
+  lowStockThreshold: number;
+}
+
+export function readMailSettings(env: Bindings): MailSettings | null {
+  const from = env.EMAIL_FROM?.trim();
+  if (!env.EMAIL || !from) return null;
+  return {
+    from,
+    shopName: env.SHOP_NAME?.trim() || 'Stock Wallet',
+    verificationRequired: env.EMAIL_VERIFICATION === 'required',
+    lowStockThreshold: readConfig(env).lowStockThreshold,
+  };
+}
+
+/** Handed by a route to a service whose effect sends email: the settings, and where committed emails go. */
+export interface Mail {
+  settings: MailSettings;
+  /** The service's own origin: links in messages point at it. */
+  origin: string;
+  /** Enqueues the committed emails after the response (a lost enqueue is the scheduled sweep's to redo). */
+  send: (jobs: EmailJob[]) => void;
+}
+
+/**
+ * The scheduled run's: its emails stay in the outbox for the next run's sweep (enqueueing now would spend statements
+ * the run's budget does not have). Links point at PAYMENT_BASE_URL, the service's public origin.
+ */
+export function scheduledMail(env: Bindings, config: Config): Mail | undefined {
+  const settings = readMailSettings(env);
+  return settings ? { settings, origin: config.paymentBaseUrl, send: () => {} } : undefined;
+}
