@@ -31,6 +31,8 @@ export function referencePrice({ priceCents, tiers, discountPercent, coupon, qua
       tierPrice = tier.priceCents;
     }
   }
+  // A tier never charges more than the product's price.
+  tierPrice = Math.min(tierPrice, priceCents);
   const unitPrice = Math.max(1, hundredthHalfUp(tierPrice * (100 - discountPercent)));
   const subtotal = unitPrice * quantity;
   let deduction = 0;

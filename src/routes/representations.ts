@@ -3,6 +3,7 @@ import type { DepositRow, OrderRow, ProductRow, TransactionRow } from '../db/sch
 import { centsToAmount } from '../lib/money';
 import type { StockEntry as StockRow } from '../services/stock';
 import type { Quote as QuoteValue } from '../services/quotes';
+import { volumePricesOf } from '../services/pricing';
 
 // Response shapes shared by several resources: the zod schema (OpenAPI) and the function that renders a row into it.
 
@@ -145,6 +146,18 @@ export const presentDepositStatus = (d: DepositRow) => {
   return { id, status, amount, payment_method, expires_at, created_at };
 };
 
+export const discountPercent = z
+  .number()
+  .int()
+  .min(0)
+  .max(90)
+  .openapi({ description: 'discount on every unit price after volume pricing, percent (0..90)', example: 0 });
+
+export const VolumePrices = z
+  .array(z.object({ min_quantity: z.number().int(), price: money(4.49) }))
+  .nullable()
+  .openapi({ description: 'per-unit price from `min_quantity` up (the tier with the largest `min_quantity` <= the quantity applies), or null' });
+
 export const StockEntry = z
   .object({
     product_id: z.number().int(),
@@ -154,6 +167,7 @@ export const StockEntry = z
     in_stock: z.boolean(),
     price: money(4.99),
     cancellable: finalSaleFlag,
+    volume_prices: VolumePrices,
   })
   .openapi('StockEntry');
 
@@ -165,6 +179,7 @@ export const presentStock = (s: StockRow) => ({
   in_stock: s.stockCount > 0,
   price: centsToAmount(s.priceCents),
   cancellable: s.cancellable === 1,
+  volume_prices: volumePricesOf(s.volumePrices),
 });
 
 export const Product = z
@@ -175,6 +190,7 @@ export const Product = z
     category: z.string().nullable(),
     price: z.number(),
     allowed_quantities: z.array(z.number().int()).nullable(),
+    volume_prices: VolumePrices,
     active: z.boolean(),
     cancellable: finalSaleFlag,
     stock_count: z.number().int(),
@@ -190,6 +206,7 @@ export const presentProduct = (p: ProductRow) => ({
   category: p.category,
   price: centsToAmount(p.priceCents),
   allowed_quantities: p.allowedQuantities === null ? null : (JSON.parse(p.allowedQuantities) as number[]),
+  volume_prices: volumePricesOf(p.volumePrices),
   active: p.active === 1,
   cancellable: p.cancellable === 1,
   stock_count: p.stockCount,

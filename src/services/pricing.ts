@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { ApiError, notFound } from '../lib/errors';
+import { amountJson } from '../db/json';
 import { centsToAmount, formatUsd } from '../lib/money';
 
 // The one home of the pricing SQL. A purchase's guarded INSERT and a quote read the same `pricedPurchase` row, so
@@ -12,6 +13,26 @@ import { centsToAmount, formatUsd } from '../lib/money';
 //   deduction = percent coupon: round_half_up(subtotal x percent_off / 100); amount coupon: amount_off
 //               capped at subtotal - 1 (an order always charges at least one cent: see docs/prices.md)
 //   total     = subtotal - deduction
+
+/** One volume tier, as the service handles it; stored as JSON `{ min_quantity, price_cents }` in products.volume_prices. */
+export interface VolumePrice {
+  minQuantity: number;
+  priceCents: number;
+}
+
+/** The column's text for tiers (null = none). */
+export const volumePricesText = (tiers: VolumePrice[] | null) =>
+  tiers === null ? null : JSON.stringify(tiers.map((t) => ({ min_quantity: t.minQuantity, price_cents: t.priceCents })));
+
+/** The column's tiers as the API shows them (`price` in USD), or null. */
+export const volumePricesOf = (text: string | null) =>
+  text === null
+    ? null
+    : (JSON.parse(text) as { min_quantity: number; price_cents: number }[]).map((t) => ({ min_quantity: t.min_quantity, price: centsToAmount(t.price_cents) }));
+
+/** The same, rendered by SQLite for JSON built in SQL (public stock): byte for byte what `volumePricesOf` gives. */
+export const volumePricesJson = (column: SQL) => sql`json((SELECT json_group_array(json_object('min_quantity', json_extract(t.value, '$.min_quantity'),
+  'price', ${amountJson(sql`json_extract(t.value, '$.price_cents')`)})) FROM json_each(${column}) t))`;
 
 export interface PricingRequest {
   /** The buyer's id (a caller's credential subquery). */
@@ -48,11 +69,11 @@ export interface PricedPurchase {
 
 const roundHalfUpPercent = (cents: SQL, percent: SQL) => sql`((${cents}) * (${percent}) + 50) / 100`;
 
-/** The volume tier's unit price for `quantity`, or the list price below every tier. */
-const tierPrice = (quantity: SQL) => sql`coalesce((
+/** The volume tier's unit price for `quantity`, or the list price below every tier (and never above it). */
+const tierPrice = (quantity: SQL) => sql`min(p.price_cents, coalesce((
   SELECT json_extract(t.value, '$.price_cents') FROM json_each(p.volume_prices) t
   WHERE json_extract(t.value, '$.min_quantity') <= ${quantity}
-  ORDER BY json_extract(t.value, '$.min_quantity') DESC LIMIT 1), p.price_cents)`;
+  ORDER BY json_extract(t.value, '$.min_quantity') DESC LIMIT 1), p.price_cents))`;
 
 /** A SELECT of one `PricedPurchase` row: every number the purchase charges and every reason it may refuse. */
 export function pricedPurchase({ userId, productId, quantity: count, coupon, now }: PricingRequest): SQL {
