@@ -39,6 +39,7 @@ export const CONSOLE_PAGES: Array<[string, (f: Fixtures) => string]> = [
   ['deposits', () => '/dashboard/console/deposits'],
   ['revoked items', () => '/dashboard/console/revoked-items'],
   ['audit log', () => '/dashboard/console/audit'],
+  ['coupons', () => '/dashboard/console/coupons'],
 ];
 
 export const CONSOLE_POSTS: Array<[string, (f: Fixtures) => [string, Record<string, string>]]> = [
@@ -50,5 +51,7 @@ export const CONSOLE_POSTS: Array<[string, (f: Fixtures) => [string, Record<stri
   ['Enable account', (f) => [`/dashboard/console/users/${f.buyer.id}/enable`, {}]],
   ['Create password reset link', (f) => [`/dashboard/console/users/${f.buyer.id}/password-reset`, {}]],
   ['Mark paid', (f) => [`/dashboard/console/deposits/${f.depositId}/mark-paid`, {}]],
+  ['Create coupon', () => ['/dashboard/console/coupons', { code: unique('SNEAK').replace(/[^A-Za-z0-9-]/g, '').slice(-30), percent_off: '100', active: 'on', idempotency_key: crypto.randomUUID() }]],
+  ['Save discount', (f) => [`/dashboard/console/users/${f.buyer.id}/discount`, { discount_percent: '90' }]],
 ];
 
