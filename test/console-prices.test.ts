@@ -93,3 +93,21 @@ describe('console: volume prices and a discount', () => {
     expect((await call('/user/profile', { key: user.key })).json.data.discount_percent).toBe(25);
   });
 });
+
+describe('orders show their prices', () => {
+  it('the order.created event, the buyer\'s and the console\'s order pages show list price, discount and coupon', async () => {
+    const operator = await newOperator();
+    const product = await newProduct({ price: 4, stock: 2 });
+    const user = await newUser({ balance: 10 });
+    const code = unique('evt').replace(/[^A-Za-z0-9-]/g, '').slice(-30).toUpperCase();
+    expect((await call('/admin/coupons', { admin: true, body: { code, amount_off: 1.25 } })).status).toBe(201);
+    const bought = await call('/orders', { key: user.key, body: { product_id: product.id, quantity: 1, coupon: code } });
+    expect(bought.status, bought.text).toBe(201);
+    const events = (await call('/events?type=order.created', { key: user.key })).json.data;
+    expect(events[0].data.object).toMatchObject({ list_unit_price: 4, unit_price: 4, discount_amount: 1.25, coupon: code, total_amount: 2.75 });
+    const consolePage = await visit(`/dashboard/console/orders/${bought.json.data.id}`, { cookie: operator.cookie });
+    expect(consolePage.text).toContain('List price');
+    expect(consolePage.text).toContain(`(coupon ${code})`);
+    expect(consolePage.text).toContain('$1.25');
+  });
+});

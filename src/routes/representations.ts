@@ -45,9 +45,11 @@ export const presentOrder = (o: OrderRow) => ({
   quantity: o.quantity,
   unit_price: centsToAmount(o.unitPriceCents),
   total_amount: centsToAmount(o.totalAmountCents),
-  list_unit_price: centsToAmount(o.listUnitPriceCents),
-  discount_amount: centsToAmount(o.discountAmountCents),
-  coupon: o.coupon,
+  // Snapshots written before orders had prices of their own (events, Idempotency-Key records) lack these fields:
+  // such an order paid its unit price, with nothing taken off.
+  list_unit_price: centsToAmount(o.listUnitPriceCents ?? o.unitPriceCents),
+  discount_amount: centsToAmount(o.discountAmountCents ?? 0),
+  coupon: o.coupon ?? null,
   status: o.status,
   cancellable: o.cancellable === 1,
   created_at: o.createdAt,
