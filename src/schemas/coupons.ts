@@ -56,12 +56,14 @@ export const CreateCouponBody = z
     path: ['percent_off'],
     message: 'exactly one of percent_off and amount_off is required',
   })
-  .refine(inOrder, windowRule);
+  .refine(inOrder, windowRule)
+  .openapi({ description: 'exactly one of `percent_off` and `amount_off` (422 on `percent_off` otherwise); `expires_at` after `starts_at`' });
 
 export const UpdateCouponBody = z
   .object(couponFields)
   .refine((body) => !bothKinds(body), { path: ['percent_off'], message: 'send at most one of percent_off and amount_off' })
-  .refine(inOrder, windowRule);
+  .refine(inOrder, windowRule)
+  .openapi({ description: 'any field but `code`; at most one of `percent_off` and `amount_off` (sending one switches the coupon to that kind)' });
 
 /** A coupon body as the service's input (cents, camelCase). */
 export const couponInput = (body: z.output<typeof UpdateCouponBody>): CouponInput => ({

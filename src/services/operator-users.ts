@@ -91,7 +91,7 @@ export const userActivityQuery = (userId: number): Query<{ transactions: Transac
 const detailSnapshot = (userId: number, updated: SQL) => sql`
   SELECT d.id, json_object('id', d.id, 'name', d.name, 'email', d.email, 'role', d.role, 'disabledAt', d.disabledAt,
                            'balanceCents', d.balanceCents, 'createdAt', d.createdAt, 'ordersCount', d.ordersCount,
-                           'totalSpentCents', d.totalSpentCents) AS snapshot
+                           'totalSpentCents', d.totalSpentCents, 'discountPercent', d.discountPercent) AS snapshot
   FROM (${detailOf(userId)}) AS d WHERE EXISTS (SELECT 1 FROM users WHERE ${updated})`;
 
 export interface UserChanges {

@@ -31,8 +31,9 @@ export const volumePricesOf = (text: string | null) =>
     : (JSON.parse(text) as { min_quantity: number; price_cents: number }[]).map((t) => ({ min_quantity: t.min_quantity, price: centsToAmount(t.price_cents) }));
 
 /** The same, rendered by SQLite for JSON built in SQL (public stock): byte for byte what `volumePricesOf` gives. */
-export const volumePricesJson = (column: SQL) => sql`json((SELECT json_group_array(json_object('min_quantity', json_extract(t.value, '$.min_quantity'),
-  'price', ${amountJson(sql`json_extract(t.value, '$.price_cents')`)})) FROM json_each(${column}) t))`;
+export const volumePricesJson = (column: SQL) => sql`CASE WHEN ${column} IS NULL THEN NULL ELSE json((SELECT json_group_array(json_object(
+  'min_quantity', json_extract(t.value, '$.min_quantity'), 'price', ${amountJson(sql`json_extract(t.value, '$.price_cents')`)}))
+  FROM json_each(${column}) t)) END`;
 
 export interface PricingRequest {
   /** The buyer's id (a caller's credential subquery). */
