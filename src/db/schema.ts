@@ -339,6 +339,7 @@ export const AUDIT_ACTIONS = [
   'password_reset.created',
   'coupon.created',
   'coupon.updated',
+  'deposit.refreshed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
