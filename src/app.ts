@@ -11,6 +11,7 @@ import { adminRouter } from './routes/admin';
 import { authRouter } from './routes/auth';
 import { adminEmailsRouter } from './routes/admin-emails';
 import { adminConsoleRouter } from './routes/admin-console';
+import { adminCouponsRouter } from './routes/admin-coupons';
 import { apiKeysRouter } from './routes/api-keys';
 import { eventsRouter } from './routes/events';
 import { ordersRouter } from './routes/orders';
@@ -71,6 +72,7 @@ export function createApp() {
     .route(`${API_PREFIX}/admin`, adminRouter)
     .route(`${API_PREFIX}/admin`, adminConsoleRouter)
     .route(`${API_PREFIX}/admin`, revokedItemsRouter)
+    .route(`${API_PREFIX}/admin`, adminCouponsRouter)
     .route(`${API_PREFIX}/admin/gateway-events`, gatewayEventsRouter)
     .route(`${API_PREFIX}/webhooks`, webhooksRouter)
     .route(`${API_PREFIX}/events`, eventsRouter)

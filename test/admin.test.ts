@@ -73,7 +73,7 @@ describe('POST /admin/users', () => {
     expect(res.status, res.text).toBe(201);
     expect(res.json.success).toBe(true);
     const data = res.json.data;
-    expect(Object.keys(data).sort()).toEqual(['api_key', 'balance', 'created_at', 'email', 'id', 'name']);
+    expect(Object.keys(data).sort()).toEqual(['api_key', 'balance', 'created_at', 'discount_percent', 'email', 'id', 'name']);
     expect(data).toMatchObject({ name: 'Ada Lovelace', email, balance: 0 });
     expect(Number.isInteger(data.id)).toBe(true);
     expect(data.created_at).toMatch(ISO_UTC);
@@ -191,6 +191,7 @@ describe('POST /admin/products', () => {
       category,
       price: 19.99,
       allowed_quantities: [1, 5, 10],
+      volume_prices: null,
       active: true,
       cancellable: true,
       stock_count: 0,

@@ -40,6 +40,7 @@ export const CONSOLE_PAGES: Array<[string, (f: Fixtures) => string]> = [
   ['revoked items', () => '/dashboard/console/revoked-items'],
   ['audit log', () => '/dashboard/console/audit'],
   ['emails', (f) => `/dashboard/console/emails?to=${encodeURIComponent(f.buyer.email)}&template=order_receipt&status=queued`],
+  ['coupons', () => '/dashboard/console/coupons'],
 ];
 
 export const CONSOLE_POSTS: Array<[string, (f: Fixtures) => [string, Record<string, string>]]> = [
@@ -51,5 +52,7 @@ export const CONSOLE_POSTS: Array<[string, (f: Fixtures) => [string, Record<stri
   ['Enable account', (f) => [`/dashboard/console/users/${f.buyer.id}/enable`, {}]],
   ['Create password reset link', (f) => [`/dashboard/console/users/${f.buyer.id}/password-reset`, {}]],
   ['Mark paid', (f) => [`/dashboard/console/deposits/${f.depositId}/mark-paid`, {}]],
+  ['Create coupon', () => ['/dashboard/console/coupons', { code: unique('SNEAK').replace(/[^A-Za-z0-9-]/g, '').slice(-30), percent_off: '100', active: 'on', idempotency_key: crypto.randomUUID() }]],
+  ['Save discount', (f) => [`/dashboard/console/users/${f.buyer.id}/discount`, { discount_percent: '90' }]],
 ];
 

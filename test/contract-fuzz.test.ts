@@ -36,6 +36,13 @@ const STATE_RULES: Array<{ code?: string; field?: string; message?: RegExp }> = 
   { field: 'sku', message: /already been taken/ },
   { field: 'current_password', message: /current password is incorrect|changed concurrently/ },
   { field: 'new_password', message: /confirmation does not match/ },
+  // Volume prices relate their tiers to each other and to the price; a coupon's window relates two timestamps, and
+  // a coupon has exactly one kind (percent_off or amount_off; the descriptions say so).
+  { field: 'percent_off', message: /one of percent_off and amount_off/ },
+  { field: 'volume_prices', message: /than the one before|below the product's price/ },
+  { field: 'expires_at', message: /must be after starts_at/ },
+  // A coupon code already taken (whatever its case).
+  { field: 'code', message: /already been taken/ },
   // A refresh of a deposit that was made with the generic gateway: nobody to ask.
   { field: 'id', message: /has no payment provider to ask/ },
   // A payment provider refusing an invoice (a real provider on the slot).

@@ -42,6 +42,9 @@ describe('CSRF: form posts only from the service itself', () => {
       [`/dashboard/console/users/${user.id}/password-reset`, {}],
       [`/dashboard/console/deposits/${deposit.deposit_id}/mark-paid`, {}],
       [`/dashboard/console/deposits/${deposit.deposit_id}/refresh`, {}],
+      [`/dashboard/console/users/${user.id}/discount`, { discount_percent: '90' }],
+      ['/dashboard/console/coupons', { code: 'EVIL-100', percent_off: '100', active: 'on', idempotency_key: crypto.randomUUID() }],
+      ['/dashboard/console/coupons/1', { percent_off: '100', active: 'on' }],
     ];
     const attacks: Array<{ label: string; origin: string | null; headers?: Record<string, string> }> = [
       { label: 'another origin', origin: 'https://evil.example' },

@@ -16,6 +16,8 @@ describe('OpenAPI document', () => {
         '/api/v2/openapi.json',
         '/api/v2',
         '/api/v2/admin/audit-log',
+        '/api/v2/admin/coupons',
+        '/api/v2/admin/coupons/{id}',
         '/api/v2/admin/deposits',
         '/api/v2/admin/deposits/{id}/mark-paid',
         '/api/v2/admin/deposits/{id}/refresh',
@@ -38,6 +40,7 @@ describe('OpenAPI document', () => {
         '/api/v2/events',
         '/api/v2/events/{id}',
         '/api/v2/orders',
+        '/api/v2/orders/quote',
         '/api/v2/orders/{id}',
         '/api/v2/orders/{id}/cancel',
         '/api/v2/orders/{id}/export',
@@ -61,6 +64,9 @@ describe('OpenAPI document', () => {
         '/dashboard',
         '/dashboard/console',
         '/dashboard/console/audit',
+        '/dashboard/console/coupons',
+        '/dashboard/console/coupons/{id}',
+        '/dashboard/console/users/{id}/discount',
         '/dashboard/console/deposits',
         '/dashboard/console/deposits/{id}/mark-paid',
         '/dashboard/console/deposits/{id}/refresh',
@@ -110,10 +116,11 @@ describe('OpenAPI document details', () => {
       expect(doc.paths[path][method].parameters.map((p: { name: string }) => p.name)).toContain('Idempotency-Key');
     }
     for (const code of ['UNAUTHORIZED', 'API_KEY_LIMIT_REACHED', 'NOT_FOUND', 'VALIDATION_FAILED', 'INSUFFICIENT_BALANCE', 'INSUFFICIENT_STOCK',
-      'INVALID_PACK_SIZE', 'PRODUCT_UNAVAILABLE', 'ORDER_NOT_CANCELLABLE', 'IDEMPOTENCY_KEY_REUSED', 'RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'INTERNAL_ERROR', 'WEBHOOK_ENDPOINT_LIMIT_REACHED']) {
+      'INVALID_PACK_SIZE', 'PRODUCT_UNAVAILABLE', 'ORDER_NOT_CANCELLABLE', 'IDEMPOTENCY_KEY_REUSED', 'RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'INTERNAL_ERROR', 'WEBHOOK_ENDPOINT_LIMIT_REACHED',
+      'COUPON_INVALID', 'PRICE_CHANGED']) {
       expect(doc.info.description).toContain(code);
     }
-    expect(Object.keys(doc.paths['/api/v2/orders'].post.responses).sort()).toEqual(['201', '400', '401', '403', '404', '413', '422', '429', '500', '503']);
+    expect(Object.keys(doc.paths['/api/v2/orders'].post.responses).sort()).toEqual(['201', '400', '401', '403', '404', '409', '413', '422', '429', '500', '503']);
   });
 });
 

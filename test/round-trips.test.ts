@@ -103,6 +103,20 @@ const cases: Case[] = [
     request: (u, f) => ['/orders', { key: u.key, body: { product_id: f.productId, quantity: 1000 } }],
   },
   {
+    name: 'GET /orders/quote',
+    expectStatus: 200,
+    trips: 1,
+    toPrimary: 0,
+    request: (u, f) => [`/orders/quote?product_id=${f.productId}&quantity=2`, { key: u.key }],
+  },
+  {
+    name: 'POST /orders refused (coupon invalid), reason included',
+    expectStatus: 400,
+    trips: 1,
+    toPrimary: 1,
+    request: (u, f) => ['/orders', { key: u.key, body: { product_id: f.productId, quantity: 1, coupon: 'NO-SUCH-COUPON' } }],
+  },
+  {
     name: 'POST /orders/{id}/cancel',
     expectStatus: 200,
     trips: 1,
@@ -310,12 +324,31 @@ describe('D1 round trips of the operator console and its JSON twin', () => {
       return (await buy(user, product.id)).json.data;
     })();
     const paths = ['/admin/users', `/admin/users/${user.id}`, '/admin/orders', `/admin/orders/${order.id}`, `/admin/orders?q=${order.order_number}`,
-      '/admin/products', '/admin/deposits', '/admin/stats/sales', '/admin/audit-log', `/admin/emails?to=${encodeURIComponent(user.email)}`];
+      '/admin/products', '/admin/deposits', '/admin/stats/sales', '/admin/audit-log', `/admin/emails?to=${encodeURIComponent(user.email)}`, '/admin/coupons'];
     for (const path of paths) {
       const { status, trips } = await measure(path, { admin: true });
       expect(status, path).toBe(200);
       expect(trips.length, path).toBe(1);
     }
+  });
+
+  it('coupons: each admin write and read one round trip; a purchase with a coupon still one', async () => {
+    const code = `RT-${crypto.randomUUID().slice(0, 8)}`.toUpperCase();
+    const created = await measure('/admin/coupons', { admin: true, body: { code, percent_off: 10, max_per_user: null } });
+    expect(created.status).toBe(201);
+    expect(created.trips.length).toBe(1);
+    const id = (await call(`/admin/coupons?per_page=1`, { admin: true })).json.data[0].id;
+    const read = await measure(`/admin/coupons/${id}`, { admin: true });
+    expect([read.status, read.trips.length]).toEqual([200, 1]);
+    const patched = await measure(`/admin/coupons/${id}`, { admin: true, method: 'PATCH', body: { max_redemptions: 10 } });
+    expect([patched.status, patched.trips.length]).toEqual([200, 1]);
+    const user = await newUser();
+    await call(`/admin/users/${user.id}/balance-adjustments`, { admin: true, body: { amount: 5, description: 'x' } });
+    const product = await newProduct({ price: 1, stock: 2 });
+    const bought = await measure('/orders', { key: user.key, body: { product_id: product.id, quantity: 1, coupon: code, expected_total: 0.9 } });
+    expect(bought.status).toBe(201);
+    expect(bought.trips.length).toBe(1);
+    expect(bought.trips.filter((trip) => trip.toPrimary).length).toBe(1);
   });
 
   it('every console page: one round trip, the operator proof inside it', async () => {

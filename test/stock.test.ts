@@ -38,6 +38,7 @@ describe('GET /stock', () => {
       in_stock: true,
       price: 4.99,
       cancellable: true,
+      volume_prices: null,
     });
     expect(byId.get(empty.id)).toEqual({
       product_id: empty.id,
@@ -47,6 +48,7 @@ describe('GET /stock', () => {
       in_stock: false,
       price: 0.07,
       cancellable: false,
+      volume_prices: null,
     });
   });
 
@@ -102,6 +104,7 @@ describe('GET /stock/{product_id}', () => {
       in_stock: true,
       price: 12.5,
       cancellable: true,
+      volume_prices: null,
     });
   });
 

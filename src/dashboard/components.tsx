@@ -147,12 +147,12 @@ export function Pager({ path, page, totalPages, query = {} }: { path: string; pa
 }
 
 /** A labelled multi-line text input with its error message. */
-export function TextArea({ name, label, problem, rows = 8, idPrefix = 'field' }: { name: string; label: string; problem?: FormProblem | null; rows?: number; idPrefix?: string }) {
+export function TextArea({ name, label, problem, rows = 8, idPrefix = 'field', value }: { name: string; label: string; problem?: FormProblem | null; rows?: number; idPrefix?: string; value?: string }) {
   const { id, invalid, error } = fieldState(idPrefix, name, problem);
   return (
     <div class="field">
       <label for={id}>{label}</label>
-      <textarea id={id} name={name} rows={rows} {...invalid} />
+      <textarea id={id} name={name} rows={rows} {...invalid}>{value}</textarea>
       {error}
     </div>
   );

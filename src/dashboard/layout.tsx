@@ -21,6 +21,7 @@ const SECTIONS = [
 const CONSOLE_SECTIONS = [
   ['/dashboard/console', 'Console'],
   ['/dashboard/console/products', 'Products'],
+  ['/dashboard/console/coupons', 'Coupons'],
   ['/dashboard/console/orders', 'Orders'],
   ['/dashboard/console/users', 'Users'],
   ['/dashboard/console/deposits', 'Deposits'],

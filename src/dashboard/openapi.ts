@@ -69,6 +69,8 @@ interface Entry {
   ok?: Record<string, { schema: { type: 'string' } }>;
 }
 
+const COUPON_FIELDS = ['percent_off', 'amount_off', 'min_total', 'starts_at', 'expires_at', 'max_redemptions', 'max_per_user', 'product_ids', 'active'];
+
 const PAGES: Entry[] = [
   { method: 'get', path: '/dashboard', summary: 'Overview: balance, totals, recent orders and transactions', statuses: [200, 303] },
   { method: 'get', path: '/dashboard/sign-in', summary: 'Sign-in page (says so when the browser\'s session has ended)', statuses: [200] },
@@ -162,7 +164,7 @@ const PAGES: Entry[] = [
     path: '/dashboard/console/products',
     summary: 'Create a product, then 303 to its page',
     statuses: [303, 403, 404, 422],
-    fields: ['name', 'sku', 'category', 'price', 'allowed_quantities', 'active', 'final_sale', 'idempotency_key'],
+    fields: ['name', 'sku', 'category', 'price', 'allowed_quantities', 'volume_prices', 'active', 'final_sale', 'idempotency_key'],
   },
   { method: 'get', path: '/dashboard/console/products/{id}', summary: 'A product: edit form and stock upload', statuses: [200, 303, 404] },
   {
@@ -170,7 +172,7 @@ const PAGES: Entry[] = [
     path: '/dashboard/console/products/{id}',
     summary: 'Save a product',
     statuses: [303, 403, 404, 422],
-    fields: ['name', 'sku', 'category', 'price', 'allowed_quantities', 'active', 'final_sale'],
+    fields: ['name', 'sku', 'category', 'price', 'allowed_quantities', 'volume_prices', 'active', 'final_sale'],
   },
   {
     method: 'post',
@@ -190,6 +192,13 @@ const PAGES: Entry[] = [
     summary: 'Adjust the balance, then 303 to the user',
     statuses: [303, 400, 403, 404, 422],
     fields: ['amount', 'description', 'idempotency_key'],
+  },
+  {
+    method: 'post',
+    path: '/dashboard/console/users/{id}/discount',
+    summary: 'Set the user\'s discount percent (0..90), then 303 to the user',
+    statuses: [303, 403, 404, 422],
+    fields: ['discount_percent'],
   },
   { method: 'post', path: '/dashboard/console/users/{id}/disable', summary: 'Disable the account', statuses: [303, 403, 404] },
   { method: 'post', path: '/dashboard/console/users/{id}/enable', summary: 'Enable the account', statuses: [303, 403, 404] },
@@ -225,6 +234,16 @@ const PAGES: Entry[] = [
     statuses: [200, 303, 404, 422],
     query: z.object({ page: pageNumber, to: z.string().optional(), template: z.string().optional(), status: z.string().optional() }),
   },
+  { method: 'get', path: '/dashboard/console/coupons', summary: 'Every coupon, and the new coupon form', statuses: [200, 303, 404, 422], paged: true },
+  {
+    method: 'post',
+    path: '/dashboard/console/coupons',
+    summary: 'Create a coupon, then 303 to its page',
+    statuses: [303, 403, 404, 422],
+    fields: [...COUPON_FIELDS, 'code', 'idempotency_key'],
+  },
+  { method: 'get', path: '/dashboard/console/coupons/{id}', summary: 'A coupon: its redemptions and edit form', statuses: [200, 303, 404] },
+  { method: 'post', path: '/dashboard/console/coupons/{id}', summary: 'Save a coupon (any field but its code)', statuses: [303, 403, 404, 422], fields: COUPON_FIELDS },
 ];
 
 /** `post /dashboard/orders/{id}/cancel` → `browserPostDashboardOrdersByIdCancel` (apart from the API's ids). */

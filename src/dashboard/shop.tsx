@@ -5,7 +5,7 @@ import { publishAfterResponse } from '../middleware/publish-events';
 import { mailFor } from '../middleware/send-emails';
 import { purgeStock } from '../middleware/stock-cache';
 import type { OrderRow } from '../db/schema';
-import { PurchaseBody } from '../schemas/orders';
+import { purchaseRequest, PurchaseBody } from '../schemas/orders';
 import { purchase } from '../services/orders';
 import { queryAs } from '../services/caller';
 import { activeStockQuery, type StockEntry } from '../services/stock';
@@ -96,7 +96,7 @@ export const shopPages = new Hono<AppEnv>()
           fields,
           body,
           async (claim) => {
-            const { order } = await purchase(c.var.db, c.var.caller, body.product_id, body.quantity, claim, publishAfterResponse(c), mailFor(c));
+            const { order } = await purchase(c.var.db, c.var.caller, purchaseRequest(body), claim, publishAfterResponse(c), mailFor(c));
             await purgeStock(c, [body.product_id]);
             return orderPath(order.id, 'charged');
           },

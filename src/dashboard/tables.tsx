@@ -132,6 +132,19 @@ export const OrderFacts = ({ order, before, product }: { order: OrderRow; before
     <dd>
       <Money cents={order.unitPriceCents} />
     </dd>
+    {order.discountAmountCents > 0 && (
+      <>
+        <dt>List price</dt>
+        <dd>
+          <Money cents={order.listUnitPriceCents} />
+        </dd>
+        <dt>Discount</dt>
+        <dd>
+          <Money cents={order.discountAmountCents} />
+          {order.coupon !== null && ` (coupon ${order.coupon})`}
+        </dd>
+      </>
+    )}
     <dt>Total</dt>
     <dd>
       <Money cents={order.totalAmountCents} />

@@ -16,7 +16,7 @@ import { updateUser, usersQuery, userDetailQuery, type OperatorUser, type Operat
 import { createPasswordReset, type ResetLink, type ResetLinkSnapshot } from '../services/password-resets';
 import { operatorSealing } from './admin';
 import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, jsonBody, jsonResponse } from './openapi';
-import { Deposit, lastCheckedAt, Order, OrderWithItems, presentDeposit, presentOrder, presentProduct, Product } from './representations';
+import { Deposit, discountPercent, lastCheckedAt, Order, OrderWithItems, presentDeposit, presentOrder, presentProduct, Product } from './representations';
 
 // The operator console's JSON twin (behind the admin token): reads of any user's data, each one D1 round trip, and
 // the user changes and reset links the console makes. Every write is on the audit log (src/services/audit-log.ts).
@@ -34,6 +34,7 @@ const OperatorUserSchema = z
     disabled: z.boolean(),
     balance: z.number(),
     created_at: timestamp,
+    discount_percent: discountPercent,
   })
   .openapi('OperatorUser');
 
@@ -47,6 +48,7 @@ const presentUser = (u: OperatorUser) => ({
   disabled: u.disabledAt !== null,
   balance: centsToAmount(u.balanceCents),
   created_at: u.createdAt,
+  discount_percent: u.discountPercent,
 });
 
 const presentUserDetail = (u: OperatorUserDetail) => ({ ...presentUser(u), orders_count: u.ordersCount, total_spent: centsToAmount(u.totalSpentCents) });

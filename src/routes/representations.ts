@@ -2,6 +2,8 @@ import { z } from '@hono/zod-openapi';
 import type { DepositRow, OrderRow, ProductRow, TransactionRow } from '../db/schema';
 import { centsToAmount } from '../lib/money';
 import type { StockEntry as StockRow } from '../services/stock';
+import type { Quote as QuoteValue } from '../services/quotes';
+import { volumePricesOf } from '../services/pricing';
 
 // Response shapes shared by several resources: the zod schema (OpenAPI) and the function that renders a row into it.
 
@@ -18,8 +20,11 @@ export const Order = z
     product_id: z.number().int(),
     product_name: z.string(),
     quantity: z.number().int(),
-    unit_price: money(4.99),
-    total_amount: money(9.98),
+    unit_price: money(4.99).openapi({ description: 'the unit price paid: after volume pricing and the buyer\'s discount' }),
+    total_amount: money(9.98).openapi({ description: 'what was charged (and what a cancellation refunds)' }),
+    list_unit_price: money(4.99).openapi({ description: "the product's price at the purchase" }),
+    discount_amount: money(0).openapi({ description: 'all that was taken off the list price: volume, discount and coupon' }),
+    coupon: z.string().nullable().openapi({ description: 'the coupon code used, or null', example: null }),
     status: z.enum(['pending', 'completed', 'cancelled']),
     cancellable: z.boolean().openapi({
       description: "the product's `cancellable` when the order was placed: false means final sale, and the order can never be cancelled",
@@ -40,6 +45,11 @@ export const presentOrder = (o: OrderRow) => ({
   quantity: o.quantity,
   unit_price: centsToAmount(o.unitPriceCents),
   total_amount: centsToAmount(o.totalAmountCents),
+  // Snapshots written before orders had prices of their own (events, Idempotency-Key records) lack these fields:
+  // such an order paid its unit price, with nothing taken off.
+  list_unit_price: centsToAmount(o.listUnitPriceCents ?? o.unitPriceCents),
+  discount_amount: centsToAmount(o.discountAmountCents ?? 0),
+  coupon: o.coupon ?? null,
   status: o.status,
   cancellable: o.cancellable === 1,
   created_at: o.createdAt,
@@ -48,6 +58,28 @@ export const presentOrder = (o: OrderRow) => ({
 export const presentOrderWithItems = ({ order, stockItems }: { order: OrderRow; stockItems: string[] }) => ({
   ...presentOrder(order),
   stock_items: stockItems,
+});
+
+export const Quote = z
+  .object({
+    product_id: z.number().int(),
+    quantity: z.number().int(),
+    list_unit_price: money(4.99).openapi({ description: "the product's price now" }),
+    unit_price: money(4.49).openapi({ description: 'after volume pricing and your discount' }),
+    discount_amount: money(1.0).openapi({ description: 'all that would be taken off the list price: volume, discount and coupon' }),
+    coupon: z.string().nullable().openapi({ description: 'the coupon code (upper case), or null', example: null }),
+    total_amount: money(8.98).openapi({ description: 'what a purchase would charge now: send it as `expected_total`' }),
+  })
+  .openapi('Quote');
+
+export const presentQuote = (q: QuoteValue) => ({
+  product_id: q.productId,
+  quantity: q.quantity,
+  list_unit_price: centsToAmount(q.listUnitPriceCents),
+  unit_price: centsToAmount(q.unitPriceCents),
+  discount_amount: centsToAmount(q.discountAmountCents),
+  coupon: q.coupon,
+  total_amount: centsToAmount(q.totalAmountCents),
 });
 
 export const Transaction = z
@@ -116,6 +148,18 @@ export const presentDepositStatus = (d: DepositRow) => {
   return { id, status, amount, payment_method, expires_at, created_at };
 };
 
+export const discountPercent = z
+  .number()
+  .int()
+  .min(0)
+  .max(90)
+  .openapi({ description: 'discount on every unit price after volume pricing, percent (0..90)', example: 0 });
+
+export const VolumePrices = z
+  .array(z.object({ min_quantity: z.number().int(), price: money(4.49) }))
+  .nullable()
+  .openapi({ description: 'per-unit price from `min_quantity` up (the tier with the largest `min_quantity` <= the quantity applies), or null' });
+
 export const StockEntry = z
   .object({
     product_id: z.number().int(),
@@ -125,6 +169,7 @@ export const StockEntry = z
     in_stock: z.boolean(),
     price: money(4.99),
     cancellable: finalSaleFlag,
+    volume_prices: VolumePrices,
   })
   .openapi('StockEntry');
 
@@ -136,6 +181,7 @@ export const presentStock = (s: StockRow) => ({
   in_stock: s.stockCount > 0,
   price: centsToAmount(s.priceCents),
   cancellable: s.cancellable === 1,
+  volume_prices: volumePricesOf(s.volumePrices),
 });
 
 export const Product = z
@@ -146,6 +192,7 @@ export const Product = z
     category: z.string().nullable(),
     price: z.number(),
     allowed_quantities: z.array(z.number().int()).nullable(),
+    volume_prices: VolumePrices,
     active: z.boolean(),
     cancellable: finalSaleFlag,
     stock_count: z.number().int(),
@@ -161,6 +208,7 @@ export const presentProduct = (p: ProductRow) => ({
   category: p.category,
   price: centsToAmount(p.priceCents),
   allowed_quantities: p.allowedQuantities === null ? null : (JSON.parse(p.allowedQuantities) as number[]),
+  volume_prices: volumePricesOf(p.volumePrices),
   active: p.active === 1,
   cancellable: p.cancellable === 1,
   stock_count: p.stockCount,

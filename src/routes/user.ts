@@ -6,7 +6,7 @@ import { mailFor } from '../middleware/send-emails';
 import { createRouter, errorResponses, jsonBody, jsonResponse, securedByApiKey } from './openapi';
 import { ChangePasswordBody, UpdateProfileBody } from '../schemas/users';
 import { changePassword, getDashboard, getProfile, updateProfile, type UserProfile } from '../services/users';
-import { Order, presentOrder, presentTransaction, Transaction } from './representations';
+import { discountPercent, Order, presentOrder, presentTransaction, Transaction } from './representations';
 
 export const UserProfileSchema = z
   .object({
@@ -15,6 +15,7 @@ export const UserProfileSchema = z
     email: z.string(),
     balance: z.number().min(0).openapi({ example: 25.5 }),
     created_at: z.string().openapi({ format: 'date-time' }),
+    discount_percent: discountPercent,
   })
   .openapi('UserProfile');
 
@@ -30,6 +31,7 @@ export const presentProfile = (u: UserProfile) => ({
   email: u.email,
   balance: centsToAmount(u.balanceCents),
   created_at: u.createdAt,
+  discount_percent: u.discountPercent,
 });
 
 const presentOwnProfile = (u: UserProfile) => ({

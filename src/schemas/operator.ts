@@ -2,6 +2,8 @@ import { z } from '@hono/zod-openapi';
 import { PaginationQuery } from '../lib/pagination';
 import { optionalIdQuery, trimmedText, usdAmount } from '../lib/validation';
 import { GATEWAYS } from '../services/gateways';
+import type { VolumePrice } from '../services/pricing';
+import { fieldError } from '../lib/errors';
 import { userEmail, userName } from './users';
 
 // Request schemas of the operator's writes, shared by the admin API and the operator console.
@@ -22,12 +24,36 @@ const packSizes = z
   .max(100)
   .nullable();
 
+const MAX_VOLUME_PRICES = 10;
+
+/** Volume prices: at most 10 tiers, `min_quantity` >= 2 and increasing, each price below the one before. */
+export const volumePrices = z
+  .array(
+    z.object({
+      min_quantity: z.int('min_quantity must be an integer').min(2, 'min_quantity must be at least 2').max(1000, 'min_quantity may not be greater than 1000'),
+      price: usdAmount('price', 1, MAX_PRICE_CENTS),
+    }),
+    'volume_prices must be an array of { min_quantity, price }',
+  )
+  .max(MAX_VOLUME_PRICES, `at most ${MAX_VOLUME_PRICES} volume prices`)
+  .refine(
+    (tiers) => tiers.every((tier, i) => i === 0 || (tier.min_quantity > tiers[i - 1].min_quantity && tier.price < tiers[i - 1].price)),
+    'each min_quantity must be greater, and each price lower, than the one before',
+  )
+  .nullable()
+  .openapi({
+    description:
+      'per-unit prices from a quantity up: a purchase of quantity q pays the price of the tier with the largest `min_quantity` <= q, ' +
+      'or `price` below every tier; `min_quantity` >= 2 and increasing, each price below the one before and below `price`, at most 10; `null` or `[]` = none',
+  });
+
 export const ProductBody = z.object({
   name: trimmedText('name', 200),
   sku: trimmedText('sku', 100),
   category: trimmedText('category', 100).nullable().optional(),
   price: usdAmount('price', 1, MAX_PRICE_CENTS),
   allowed_quantities: packSizes.optional(),
+  volume_prices: volumePrices.optional(),
   active: z.boolean('active must be a boolean').optional(),
   cancellable: z.boolean('cancellable must be a boolean').optional().openapi({
     description: 'default true; false makes the product final sale: its orders (from now on) can never be cancelled',
@@ -41,9 +67,20 @@ export const productInput = (body: Partial<z.output<typeof ProductBody>>) => ({
   category: body.category,
   priceCents: body.price,
   allowedQuantities: body.allowed_quantities,
+  volumePrices: volumePricesInput(body.volume_prices, body.price),
   active: body.active,
   cancellable: body.cancellable,
 });
+
+/**
+ * Volume prices as the service stores them (`[]` is none). Each must be below the product's price when the body
+ * sends both; the purchase never charges a tier above the product's price anyway (src/services/pricing.ts).
+ */
+function volumePricesInput(tiers: z.output<typeof volumePrices> | undefined, priceCents: number | undefined): VolumePrice[] | null | undefined {
+  if (tiers === undefined || tiers === null || tiers.length === 0) return tiers === undefined ? undefined : null;
+  if (priceCents !== undefined && tiers[0].price >= priceCents) throw fieldError('volume_prices', 'each volume price must be below the product\'s price');
+  return tiers.map((tier) => ({ minQuantity: tier.min_quantity, priceCents: tier.price }));
+}
 
 export const USER_ROLES = ['user', 'operator'] as const;
 
@@ -52,6 +89,12 @@ export const UpdateUserBody = z.object({
   email: userEmail.optional(),
   role: z.enum(USER_ROLES, `role must be one of ${USER_ROLES.join(', ')}`).optional(),
   disabled: z.boolean('disabled must be a boolean').optional(),
+  discount_percent: z
+    .int('discount_percent must be an integer')
+    .min(0, 'discount_percent must be between 0 and 90')
+    .max(90, 'discount_percent must be between 0 and 90')
+    .optional()
+    .openapi({ description: "a reseller's discount on every unit price (after volume pricing), rounded half up to the cent" }),
 });
 
 /** `?q=` of the searches: trimmed, at most 254 characters (an email's limit); empty means no search. */

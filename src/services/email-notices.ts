@@ -43,8 +43,8 @@ export const receiptEmail = (mail: Mail | undefined, orderNumber: string, now: s
       to: sql`u.email`,
       userId: sql`u.id`,
       data: sql`json_object('name', u.name, 'order_number', o.order_number, 'order_id', o.id, 'product_name', o.product_name,
-                            'quantity', o.quantity, 'unit_price_cents', o.unit_price_cents,
-                            'discount_cents', o.unit_price_cents * o.quantity - o.total_amount_cents, 'total_cents', o.total_amount_cents,
+                            'quantity', o.quantity, 'unit_price_cents', o.list_unit_price_cents,
+                            'discount_cents', o.discount_amount_cents, 'coupon', o.coupon, 'total_cents', o.total_amount_cents,
                             'balance_after_cents', t.balance_after_cents, 'order_url', ${origin} || '/dashboard/orders/' || o.id)`,
     },
   ]);

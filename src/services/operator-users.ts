@@ -19,6 +19,7 @@ export interface OperatorUser {
   role: 'user' | 'operator';
   disabledAt: string | null;
   balanceCents: number;
+  discountPercent: number;
   createdAt: string;
 }
 
@@ -27,7 +28,7 @@ export interface OperatorUserDetail extends OperatorUser {
   totalSpentCents: number;
 }
 
-const USER_COLUMNS = sql`id, name, email, role, disabled_at AS disabledAt, balance_cents AS balanceCents, created_at AS createdAt`;
+const USER_COLUMNS = sql`id, name, email, role, disabled_at AS disabledAt, balance_cents AS balanceCents, created_at AS createdAt, discount_percent AS discountPercent`;
 
 /** A whole address is looked up exactly, through users_email_unique. */
 export const isWholeEmail = (q: string) => /^[^\s@]+@[^\s@]+$/.test(q);
@@ -90,7 +91,7 @@ export const userActivityQuery = (userId: number): Query<{ transactions: Transac
 const detailSnapshot = (userId: number, updated: SQL) => sql`
   SELECT d.id, json_object('id', d.id, 'name', d.name, 'email', d.email, 'role', d.role, 'disabledAt', d.disabledAt,
                            'balanceCents', d.balanceCents, 'createdAt', d.createdAt, 'ordersCount', d.ordersCount,
-                           'totalSpentCents', d.totalSpentCents) AS snapshot
+                           'totalSpentCents', d.totalSpentCents, 'discountPercent', d.discountPercent) AS snapshot
   FROM (${detailOf(userId)}) AS d WHERE EXISTS (SELECT 1 FROM users WHERE ${updated})`;
 
 export interface UserChanges {
@@ -98,6 +99,7 @@ export interface UserChanges {
   email?: string;
   role?: 'user' | 'operator';
   disabled?: boolean;
+  discount_percent?: number;
 }
 
 /**
@@ -113,6 +115,7 @@ export async function updateUser(d1: Db, actor: Actor, userId: number, changes: 
     ...(changes.role === undefined ? [] : [sql`role = ${changes.role}`]),
     // A disabled account keeps the time it was first disabled.
     ...(changes.disabled === undefined ? [] : [changes.disabled ? sql`disabled_at = coalesce(disabled_at, ${now})` : sql`disabled_at = NULL`]),
+    ...(changes.discount_percent === undefined ? [] : [sql`discount_percent = ${changes.discount_percent}`]),
     sql`updated_at = ${now}`,
   ];
   const updated = sql`id = ${userId} AND updated_at = ${now}`;

@@ -9,6 +9,7 @@ import { centsToAmount } from '../lib/money';
 import { isoNow } from '../lib/time';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
 import { auditEntry, jsonDetails, writeAsActor, type Actor } from './audit-log';
+import { volumePricesOf, volumePricesText, type VolumePrice } from './pricing';
 
 export interface ProductInput {
   name: string;
@@ -16,6 +17,7 @@ export interface ProductInput {
   category?: string | null;
   priceCents: number;
   allowedQuantities?: number[] | null;
+  volumePrices?: VolumePrice[] | null;
   active?: boolean;
   cancellable?: boolean;
 }
@@ -44,6 +46,7 @@ export async function createProduct(d1: Db, actor: Actor, input: ProductInput, c
         category: input.category ?? null,
         priceCents: input.priceCents,
         allowedQuantities: packSizes(input.allowedQuantities) ?? null,
+        volumePrices: volumePricesText(input.volumePrices ?? null),
         active: input.active === false ? 0 : 1,
         cancellable: input.cancellable === false ? 0 : 1,
         stockCount: 0,
@@ -65,8 +68,13 @@ export async function createProduct(d1: Db, actor: Actor, input: ProductInput, c
 
 /** The audit entry of a product write: the fields the operator sent (prices in USD), once the row shows the write. */
 function productAudit(actor: Actor, action: 'product.created' | 'product.updated', input: Partial<ProductInput>, written: SQL, now: string): SQL {
-  const { priceCents, allowedQuantities, ...rest } = input;
-  const fields = { ...rest, price: priceCents === undefined ? undefined : centsToAmount(priceCents), allowed_quantities: allowedQuantities };
+  const { priceCents, allowedQuantities, volumePrices, ...rest } = input;
+  const fields = {
+    ...rest,
+    price: priceCents === undefined ? undefined : centsToAmount(priceCents),
+    allowed_quantities: allowedQuantities,
+    volume_prices: volumePrices === undefined ? undefined : volumePricesOf(volumePricesText(volumePrices)),
+  };
   return auditEntry(actor, { action, target: sql`'product:' || id`, details: jsonDetails(fields), from: sql`FROM products WHERE ${written}` }, now);
 }
 
@@ -83,6 +91,7 @@ export async function updateProduct(d1: Db, actor: Actor, productId: number, inp
         category: input.category,
         priceCents: input.priceCents,
         allowedQuantities: packSizes(input.allowedQuantities),
+        volumePrices: input.volumePrices === undefined ? undefined : volumePricesText(input.volumePrices),
         active: input.active === undefined ? undefined : input.active ? 1 : 0,
         cancellable: input.cancellable === undefined ? undefined : input.cancellable ? 1 : 0,
         updatedAt: now,

@@ -5,6 +5,7 @@ import { rowsOf, toStatement } from '../db/batch';
 import { amountJson, booleanJson } from '../db/json';
 import { notFound } from '../lib/errors';
 import type { Query } from './caller';
+import { volumePricesJson } from './pricing';
 
 // Public stock reads only the denormalised products.stock_count: the cost does not grow with the number of items.
 
@@ -16,6 +17,7 @@ const stockColumns = {
   priceCents: products.priceCents,
   cancellable: products.cancellable,
   allowedQuantities: products.allowedQuantities,
+  volumePrices: products.volumePrices,
 };
 
 export type StockEntry = {
@@ -27,13 +29,15 @@ export type StockEntry = {
   cancellable: number;
   /** JSON array of pack sizes, or null for any quantity (the dashboard's shop shows them; /stock does not). */
   allowedQuantities: string | null;
+  /** JSON volume tiers (src/services/pricing.ts), or null. */
+  volumePrices: string | null;
 };
 
 /** The shop's list for a signed-in page, read in the page's own batch (it proves the session). */
 export const activeStockQuery = (): Query<StockEntry[]> => ({
   reads: [
     sql`SELECT id AS productId, name AS productName, sku, stock_count AS stockCount, price_cents AS priceCents, cancellable,
-               allowed_quantities AS allowedQuantities
+               allowed_quantities AS allowedQuantities, volume_prices AS volumePrices
         FROM products WHERE active = 1 ORDER BY created_at DESC, id DESC`,
   ],
   parse: ([rows]) => rowsOf<StockEntry>(rows),
@@ -84,7 +88,8 @@ export async function stockByCategoryJson(d1: Db): Promise<string> {
 }
 
 const stockJsonFields = sql`'product_id', id, 'product_name', name, 'sku', sku, 'stock_count', stock_count,
-  'in_stock', ${booleanJson(sql`stock_count > 0`)}, 'price', ${amountJson(sql`price_cents`)}, 'cancellable', ${booleanJson(sql`cancellable = 1`)}`;
+  'in_stock', ${booleanJson(sql`stock_count > 0`)}, 'price', ${amountJson(sql`price_cents`)}, 'cancellable', ${booleanJson(sql`cancellable = 1`)},
+  'volume_prices', ${volumePricesJson(sql`volume_prices`)}`;
 
 /** One statement, one round trip: the aggregate's text, never parsed here. */
 async function jsonArrayOf(d1: Db, aggregate: SQL, from: SQL): Promise<string> {

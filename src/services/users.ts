@@ -30,6 +30,8 @@ export interface UserProfile {
   createdAt: string;
   emailReceipts: number;
   emailVerified: number;
+  /** A reseller's discount on every unit price, 0..90. */
+  discountPercent: number;
 }
 
 // Emails are unique case-insensitively (COLLATE NOCASE); a concurrent duplicate surfaces as the index violation.
@@ -37,7 +39,7 @@ const emailTaken = () => fieldError('email', 'The email has already been taken.'
 
 const profileOf = (userId: SQL | number) =>
   sql`SELECT id, name, email, balance_cents AS balanceCents, created_at AS createdAt, email_receipts AS emailReceipts,
-             email_verified AS emailVerified FROM users WHERE id = ${userId}`;
+             email_verified AS emailVerified, discount_percent AS discountPercent FROM users WHERE id = ${userId}`;
 
 /**
  * An operator's Idempotency-Key claim on a user creation. Only a hash of an API key is ever stored, so the replay
@@ -65,7 +67,7 @@ export async function createUser(d1: Db, actor: Actor, input: { name: string; em
       OPERATOR,
       claim,
       sql`SELECT p.id, json_object('id', p.id, 'name', p.name, 'email', p.email, 'balanceCents', p.balanceCents,
-                                   'createdAt', p.createdAt, 'sealedApiKey', ${await seal(issued.key)}) AS snapshot
+                                   'createdAt', p.createdAt, 'discountPercent', p.discountPercent, 'sealedApiKey', ${await seal(issued.key)}) AS snapshot
           FROM (${profileOf(ownerOfKey)}) AS p`,
     );
   try {

@@ -1,4 +1,5 @@
 import { consoleAudit } from './audit';
+import { consoleCoupons } from './coupons';
 import { consoleDeposits } from './deposits';
 import { consoleEmails } from './emails';
 import { consoleOrders } from './orders';
@@ -11,4 +12,4 @@ import { consoleUsers } from './users';
 // CSRF and forms, over the admin API's service functions. Every page and form answers only an operator's session
 // (src/middleware/session.ts: requireOperatorSession); a signed-in non-operator gets 404.
 
-export const consolePages = [consoleOverview, consoleProducts, consoleOrders, consoleUsers, consoleDeposits, consoleRevokedItems, consoleAudit, consoleEmails];
+export const consolePages = [consoleOverview, consoleProducts, consoleOrders, consoleUsers, consoleDeposits, consoleRevokedItems, consoleAudit, consoleEmails, consoleCoupons];

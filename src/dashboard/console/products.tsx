@@ -15,6 +15,8 @@ import { Alert, Checkbox, Field, FileField, IdempotencyKey, Money, Notice, TextA
 import { formHandler, idFromPath, parseForm, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from '../forms';
 import { page } from '../layout';
 import { DataTable } from '../tables';
+import { readNumber } from '../../lib/exact-json';
+import { volumePricesOf } from '../../services/pricing';
 
 // The catalogue: every product, active or not; create and edit through the admin API's service functions (audited,
 // in the operator's Idempotency-Key namespace); stock from a textarea or a .txt file, 10,000 lines a post.
@@ -29,6 +31,21 @@ function packSizesFrom(text: string | undefined): unknown {
   return parts.every((p) => /^\d{1,9}$/.test(p)) ? parts.map(Number) : text;
 }
 
+/** "10=4.50" a line → [{ min_quantity: 10, price: 4.5 }]; empty → null (none); a line of another shape is a 422. */
+function volumePricesFrom(text: string | undefined): unknown {
+  const lines = (text ?? '').split('\n').map((line) => line.trim()).filter(Boolean);
+  if (lines.length === 0) return null;
+  return lines.map((line) => {
+    const match = /^(\d{1,9})\s*=\s*(\d{1,15}(?:\.\d{1,15})?)$/.exec(line);
+    if (!match) throw fieldError('volume_prices', `"${line.slice(0, 40)}" is not min_quantity=price (one a line, e.g. 10=4.50)`);
+    return { min_quantity: Number(match[1]), price: readNumber(match[2]) };
+  });
+}
+
+/** Tiers as the form shows them: "10=4.50" a line. */
+const volumePricesText = (column: string | null) =>
+  (volumePricesOf(column) ?? []).map((tier) => `${tier.min_quantity}=${tier.price.toFixed(2)}`).join('\n');
+
 /** The product form as the API's body: the checkboxes as booleans ("Final sale" is `cancellable: false`). */
 function productFromForm(fields: FormFields) {
   const category = (fields.category ?? '').trim();
@@ -38,6 +55,7 @@ function productFromForm(fields: FormFields) {
     category: category === '' ? null : category,
     price: fields.price,
     allowed_quantities: packSizesFrom(fields.allowed_quantities),
+    volume_prices: volumePricesFrom(fields.volume_prices),
     active: fields.active === 'on',
     cancellable: fields.final_sale !== 'on',
   };
@@ -52,6 +70,7 @@ const formValues = (p: ProductRow): FormFields => ({
   category: p.category ?? '',
   price: centsToAmount(p.priceCents).toFixed(2),
   allowed_quantities: p.allowedQuantities === null ? '' : (JSON.parse(p.allowedQuantities) as number[]).join(', '),
+  volume_prices: volumePricesText(p.volumePrices),
   ...(p.active === 1 ? { active: 'on' } : {}),
   ...(p.cancellable === 0 ? { final_sale: 'on' } : {}),
 });
@@ -65,6 +84,8 @@ function ProductFields({ values, problem }: { values: FormFields; problem?: Form
       <Field name="price" label="Price" value={values.price} problem={problem} inputmode="decimal" required />
       <Field name="allowed_quantities" label="Pack sizes" value={values.allowed_quantities} problem={problem} />
       <p class="muted">Pack sizes: comma-separated quantities a buyer may order (empty: any quantity).</p>
+      <TextArea name="volume_prices" label="Volume prices" value={values.volume_prices} problem={problem} rows={3} />
+      <p class="muted">Volume prices: one min_quantity=price a line (e.g. 10=4.50): the unit price from that quantity up, each lower than the one before and than Price.</p>
       <Checkbox name="active" label="Active" checked={values.active === 'on'} />
       <Checkbox name="final_sale" label="Final sale" checked={values.final_sale === 'on'} />
     </>

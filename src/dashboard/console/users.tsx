@@ -3,7 +3,7 @@ import type { TransactionRow } from '../../db/schema';
 import type { AppEnv } from '../../env';
 import { publishAfterResponse } from '../../middleware/publish-events';
 import { requireOperatorSession } from '../../middleware/session';
-import { AdjustmentBody, UsersQuery } from '../../schemas/operator';
+import { AdjustmentBody, UpdateUserBody, UsersQuery } from '../../schemas/operator';
 import { operatorActor } from '../../services/audit-log';
 import { queryAsOperator } from '../../services/caller';
 import { OPERATOR } from '../../services/idempotency';
@@ -76,6 +76,14 @@ async function userPage(c: Context<AppEnv>, userId: number, { values, problem, r
               <p class="muted">Positive credits the wallet, negative debits it (never below zero).</p>
               <Field name="description" label="Description" value={values?.description} problem={problem} required maxlength={500} />
               <button type="submit">Adjust balance</button>
+            </form>
+          </section>
+          <section class="card narrow" aria-labelledby="discount-heading">
+            <h2 id="discount-heading">Discount</h2>
+            <form method="post" action={`${userPath(user.id)}/discount`}>
+              <Field name="discount_percent" label="Discount %" value={values?.discount_percent ?? String(user.discountPercent)} problem={problem} inputmode="numeric" required />
+              <p class="muted">Taken off every unit price this user pays (after volume prices), 0 to 90.</p>
+              <button type="submit">Save discount</button>
             </form>
           </section>
           <section class="card" aria-labelledby="access-heading">
@@ -166,6 +174,20 @@ export const consoleUsers = new Hono<AppEnv>()
           (transaction) => userPath(transaction.userId),
           OPERATOR,
         );
+      },
+      (c, fields, problem) => userPage(c, pathUserId(c), { values: fields, problem }),
+    ),
+  )
+  .post(
+    '/console/users/:id/discount',
+    sameOriginForm,
+    requireOperatorSession,
+    formHandler(
+      async (c, fields) => {
+        const id = pathUserId(c);
+        const { discount_percent } = parseForm(UpdateUserBody.pick({ discount_percent: true }).required(), fields, ['discount_percent']);
+        await updateUser(c.var.db, operatorActor(c.var.caller), id, { discount_percent });
+        return c.redirect(userPath(id), 303);
       },
       (c, fields, problem) => userPage(c, pathUserId(c), { values: fields, problem }),
     ),
