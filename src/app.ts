@@ -14,6 +14,10 @@ import { eventsRouter } from './routes/events';
 import { ordersRouter } from './routes/orders';
 import { revokedItemsRouter } from './routes/revoked-items';
 import { stockRouter } from './routes/stock';
+import { productImagesRouter } from './routes/product-images';
+import { storefrontRouter } from './dashboard/storefront';
+import { mediaRouter } from './routes/media';
+import { imageTooLarge, MAX_IMAGE_BYTES } from './lib/image';
 import { userRouter } from './routes/user';
 import { walletRouter } from './routes/wallet';
 import { webhooksRouter } from './routes/webhooks';
@@ -28,6 +32,8 @@ const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_STOCK_UPLOAD_BYTES = 16 * 1024 * 1024;
 // The admin API's upload and the console's upload form (whose 10,000 lines may be long).
 const STOCK_UPLOAD_PATH = new RegExp(`^(${API_PREFIX}/admin|/dashboard/console)/products/[^/]+/stock$`);
+// A product image: its bytes as the admin API's body; the console's form adds a little multipart around them.
+const IMAGE_UPLOAD_PATH = new RegExp(`^${API_PREFIX}/admin/products/[^/]+/image$`);
 
 const payloadTooLarge = (limit: number) => () => {
   throw new ApiError('PAYLOAD_TOO_LARGE', `The request body may not exceed ${limit / (1024 * 1024)} MB.`);
@@ -48,7 +54,11 @@ export function createApp() {
   app.use('/dashboard/*', dashboardHeaders);
   const defaultBodyLimit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: payloadTooLarge(MAX_BODY_BYTES) });
   const stockUploadBodyLimit = bodyLimit({ maxSize: MAX_STOCK_UPLOAD_BYTES, onError: payloadTooLarge(MAX_STOCK_UPLOAD_BYTES) });
-  app.use('*', (c, next) => (STOCK_UPLOAD_PATH.test(c.req.path) ? stockUploadBodyLimit : defaultBodyLimit)(c, next));
+  // An image over its limit is refused like any other bad image (422), before more of it is read.
+  const imageBodyLimit = bodyLimit({ maxSize: MAX_IMAGE_BYTES, onError: () => { throw imageTooLarge(); } });
+  app.use('*', (c, next) =>
+    (STOCK_UPLOAD_PATH.test(c.req.path) ? stockUploadBodyLimit : IMAGE_UPLOAD_PATH.test(c.req.path) ? imageBodyLimit : defaultBodyLimit)(c, next),
+  );
 
   app.use(`${API_PREFIX}/*`, exactJsonBodies);
   app.use(`${API_PREFIX}/*`, d1Session);
@@ -67,6 +77,7 @@ export function createApp() {
     .route(`${API_PREFIX}/wallet`, walletRouter)
     .route(`${API_PREFIX}/admin`, adminRouter)
     .route(`${API_PREFIX}/admin`, adminConsoleRouter)
+    .route(`${API_PREFIX}/admin`, productImagesRouter)
     .route(`${API_PREFIX}/admin`, revokedItemsRouter)
     .route(`${API_PREFIX}/admin/gateway-events`, gatewayEventsRouter)
     .route(`${API_PREFIX}/webhooks`, webhooksRouter)
@@ -74,6 +85,8 @@ export function createApp() {
     .route(`${API_PREFIX}/webhook-endpoints`, webhookEndpointsRouter);
   app.route('/pay', createCheckoutRouter((request, env, ctx) => app.fetch(request, env, ctx)));
   app.route('/dashboard', createDashboardRouter(renderError));
+  app.route('/', storefrontRouter);
+  app.route('/', mediaRouter);
 
   registerDocument(app);
   registerDashboardDocs(app);

@@ -50,6 +50,8 @@ export interface Bindings {
   EMAIL_CHANGE_RATE_LIMITER?: RateLimit;
   /** Invoices opened at a real payment provider (API and dashboard deposits together), per client IP. */
   VENDOR_INVOICE_IP_RATE_LIMITER?: RateLimit;
+  /** Product images, named by the SHA-256 of their bytes (src/services/media.ts). */
+  MEDIA: R2Bucket;
 }
 
 export interface AppEnv {

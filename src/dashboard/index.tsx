@@ -19,7 +19,7 @@ import { walletPages } from './wallet';
 // The user dashboard: server-rendered pages under /dashboard, plain forms, no script. Each handler calls the service
 // function its API twin calls (src/routes/*), so every rule, limit, batch and error code is the API's.
 
-const dashboardSecureHeaders = secureHeaders({
+export const dashboardSecureHeaders = secureHeaders({
   contentSecurityPolicy: {
     defaultSrc: ["'none'"],
     styleSrc: ["'self'"],

@@ -53,10 +53,14 @@ export const products = sqliteTable(
     updatedAt: text('updated_at').notNull(),
     /** 0 = final sale: orders of it cannot be cancelled. */
     cancellable: integer('cancellable').notNull().default(1),
+    description: text('description'),
+    /** '<sha256>.<png|jpg|webp>': the image's object in the MEDIA bucket (src/services/media.ts). */
+    image: text('image'),
   },
   (t) => [
     uniqueIndex('products_sku_unique').on(t.sku),
     index('products_active_created').on(t.active, t.createdAt, t.id),
+    index('products_image').on(t.image).where(sql`image IS NOT NULL`),
   ],
 );
 
@@ -328,6 +332,8 @@ export const AUDIT_ACTIONS = [
   'stock.added',
   'deposit.marked_paid',
   'password_reset.created',
+  'product.image_set',
+  'product.image_removed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -2,12 +2,19 @@ import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { readConfig, type AppEnv } from '../env';
 
-// Public stock responses live in the Workers Cache API for STOCK_CACHE_SECONDS: a hit answers without touching D1.
-// The cache is per data centre; a change purges the entries it affects in the data centre that made it, and
-// elsewhere entries expire within STOCK_CACHE_SECONDS (the lag the contract allows). `/stock/check` URLs are not
-// enumerable, so they always just expire.
+// Public catalogue responses (/api/v2/stock*, the storefront /shop, the embeddable cards /embed/products/{id}) live
+// in the Workers Cache API for STOCK_CACHE_SECONDS: a hit answers without touching D1. The cache is per data centre;
+// a change purges the entries it affects in the data centre that made it, and elsewhere entries expire within
+// STOCK_CACHE_SECONDS (the lag the contract allows). URLs with a query (`/stock/check`) are not enumerable, so they
+// always just expire.
+//
+// What a change purges: a sale (purchase, cancel) only the sold product's own entries, so a drop never empties the
+// lists a storefront polls (they lag sales by at most STOCK_CACHE_SECONDS, and each poll stays a cache hit while
+// the database is busiest); an operator's change to the catalogue (product, price, stock, image) everything.
 
 const STOCK_PREFIX = '/api/v2/stock';
+const LISTS = [STOCK_PREFIX, `${STOCK_PREFIX}/categories`, '/shop'];
+const productPaths = (id: number) => [`${STOCK_PREFIX}/${id}`, `${STOCK_PREFIX}/${id}/badge.svg`, `/embed/products/${id}`];
 
 const cacheKey = (url: string) => new Request(url, { method: 'GET' });
 
@@ -49,10 +56,21 @@ export const stockCache = createMiddleware<AppEnv>(async (c, next) => {
   }
 });
 
-/** Drop the cached public entries a change to these products affects (in this data centre). */
-export async function purgeStock(c: Context<AppEnv>, productIds: number[]): Promise<void> {
+/** Public catalogue answers may be kept by browsers and shared caches as long as by the edge cache. */
+export const publicCaching = createMiddleware<AppEnv>(async (c, next) => {
+  await next();
+  const seconds = readConfig(c.env).stockCacheSeconds;
+  if (c.res.status < 400) c.header('Cache-Control', seconds > 0 ? `public, max-age=${seconds}` : 'no-store');
+});
+
+/** An operator changed these products (catalogue, price, stock, image): drop every cached public entry (here). */
+export const purgeStock = (c: Context<AppEnv>, productIds: number[]) => purge(c, [...LISTS, ...productIds.flatMap(productPaths)]);
+
+/** These products sold (or a sale was cancelled): drop their own entries only; the lists live out their seconds. */
+export const purgeSoldProducts = (c: Context<AppEnv>, productIds: number[]) => purge(c, productIds.flatMap(productPaths));
+
+async function purge(c: Context<AppEnv>, paths: string[]): Promise<void> {
   if (readConfig(c.env).stockCacheSeconds === 0) return;
   const origin = new URL(c.req.url).origin;
-  const paths = [STOCK_PREFIX, `${STOCK_PREFIX}/categories`, ...productIds.flatMap((id) => [`${STOCK_PREFIX}/${id}`, `${STOCK_PREFIX}/${id}/badge.svg`])];
   await Promise.all(paths.map((path) => caches.default.delete(cacheKey(`${origin}${path}`))));
 }

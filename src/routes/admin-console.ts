@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import type { AuditRow, DepositRow, OrderRow } from '../db/schema';
+import { AUDIT_ACTIONS, type AuditRow, type DepositRow, type OrderRow } from '../db/schema';
 import { envelope, ok } from '../lib/envelope';
 import { centsToAmount } from '../lib/money';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
@@ -57,7 +57,7 @@ const OperatorOrderWithItems = z.object({ ...OrderWithItems.shape, user_id: z.nu
 const presentOperatorOrder = (o: OrderRow) => ({ ...presentOrder(o), user_id: o.userId });
 
 const CatalogueProductSchema = z.object({ ...Product.shape, units_sold: z.number().int() }).openapi('CatalogueProduct');
-const presentCatalogueProduct = (p: CatalogueProduct) => ({ ...presentProduct(p), units_sold: p.unitsSold });
+const presentCatalogueProduct = (origin: string) => (p: CatalogueProduct) => ({ ...presentProduct(p, origin), units_sold: p.unitsSold });
 
 const OperatorDepositSchema = z.object({
   ...Deposit.shape,
@@ -88,7 +88,7 @@ const AuditEntry = z
   .object({
     id: z.number().int(),
     actor: z.string().openapi({ description: '`admin_token`, or `user:<id>` of the operator whose console session made the change', example: 'user:1' }),
-    action: z.enum(['user.created', 'user.updated', 'balance.adjusted', 'product.created', 'product.updated', 'stock.added', 'deposit.marked_paid', 'password_reset.created']),
+    action: z.enum(AUDIT_ACTIONS),
     target: z.string().openapi({ example: 'user:42', description: '`user:<id>`, `product:<id>` or `deposit:<id>`' }),
     details: z.record(z.string(), z.unknown()).openapi({ description: 'what changed; never a password, key, token or stock item' }),
     created_at: timestamp,
@@ -247,7 +247,7 @@ export const adminConsoleRouter = createRouter()
     async (c) => {
       const { active } = c.req.valid('query');
       const [products] = await queryPlain(c.var.db, [catalogueQuery(active === undefined ? undefined : active === 'true')]);
-      return c.json(ok(products.map(presentCatalogueProduct)), 200);
+      return c.json(ok(products.map(presentCatalogueProduct(new URL(c.req.url).origin))), 200);
     },
   )
   .openapi(

@@ -5,7 +5,7 @@ import { centsToAmount } from '../lib/money';
 import type { OrderRow } from '../db/schema';
 import { idempotent } from '../middleware/idempotency';
 import { publishAfterResponse } from '../middleware/publish-events';
-import { purgeStock } from '../middleware/stock-cache';
+import { purgeSoldProducts } from '../middleware/stock-cache';
 import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse, securedByApiKey } from './openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
 import { cancelOrder, getOrder, listOrders, orderExportFile, purchase, purchaseReplay, type OrderWithItems as PlacedOrder } from '../services/orders';
@@ -63,7 +63,7 @@ export const ordersRouter = createRouter()
         body,
         async (claim) => {
           const order = await purchase(c.var.db, c.var.caller, body.product_id, body.quantity, claim, publishAfterResponse(c));
-          await purgeStock(c, [body.product_id]);
+          await purgeSoldProducts(c, [body.product_id]);
           return placed(order);
         },
         { related: purchaseReplay.related, render: (snapshot, related) => placed(purchaseReplay.load(snapshot, related)) },
@@ -117,7 +117,7 @@ export const ordersRouter = createRouter()
         { order_id: id },
         async (claim) => {
           const { order } = await cancelOrder(c.var.db, c.var.caller, id, readConfig(c.env), claim, publishAfterResponse(c));
-          await purgeStock(c, [order.productId]);
+          await purgeSoldProducts(c, [order.productId]);
           return cancelled(order);
         },
         { render: (snapshot) => cancelled(snapshot as OrderRow) },

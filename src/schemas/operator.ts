@@ -22,6 +22,9 @@ const packSizes = z
   .max(100)
   .nullable();
 
+/** Plain text with its line breaks, shown as written (never HTML or Markdown). */
+const productDescription = trimmedText('description', 2000);
+
 export const ProductBody = z.object({
   name: trimmedText('name', 200),
   sku: trimmedText('sku', 100),
@@ -32,6 +35,7 @@ export const ProductBody = z.object({
   cancellable: z.boolean('cancellable must be a boolean').optional().openapi({
     description: 'default true; false makes the product final sale: its orders (from now on) can never be cancelled',
   }),
+  description: productDescription.nullable().optional(),
 });
 
 /** A product body (whole or partial) as the service's input (cents, camelCase). */
@@ -43,6 +47,7 @@ export const productInput = (body: Partial<z.output<typeof ProductBody>>) => ({
   allowedQuantities: body.allowed_quantities,
   active: body.active,
   cancellable: body.cancellable,
+  description: body.description,
 });
 
 export const USER_ROLES = ['user', 'operator'] as const;

@@ -18,6 +18,7 @@ export interface ProductInput {
   allowedQuantities?: number[] | null;
   active?: boolean;
   cancellable?: boolean;
+  description?: string | null;
 }
 
 const skuTaken = () => fieldError('sku', 'The sku has already been taken.');
@@ -46,6 +47,7 @@ export async function createProduct(d1: Db, actor: Actor, input: ProductInput, c
         allowedQuantities: packSizes(input.allowedQuantities) ?? null,
         active: input.active === false ? 0 : 1,
         cancellable: input.cancellable === false ? 0 : 1,
+        description: input.description ?? null,
         stockCount: 0,
         createdAt: now,
         updatedAt: now,
@@ -85,6 +87,7 @@ export async function updateProduct(d1: Db, actor: Actor, productId: number, inp
         allowedQuantities: packSizes(input.allowedQuantities),
         active: input.active === undefined ? undefined : input.active ? 1 : 0,
         cancellable: input.cancellable === undefined ? undefined : input.cancellable ? 1 : 0,
+        description: input.description,
         updatedAt: now,
       })
       .where(eq(products.id, productId))
