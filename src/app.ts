@@ -15,7 +15,7 @@ import { ordersRouter } from './routes/orders';
 import { revokedItemsRouter } from './routes/revoked-items';
 import { stockRouter } from './routes/stock';
 import { productImagesRouter } from './routes/product-images';
-import { storefrontRouter } from './dashboard/storefront';
+import { registerStorefrontDocs, storefrontRouter } from './dashboard/storefront';
 import { mediaRouter } from './routes/media';
 import { imageTooLarge, MAX_IMAGE_BYTES } from './lib/image';
 import { userRouter } from './routes/user';
@@ -32,8 +32,9 @@ const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_STOCK_UPLOAD_BYTES = 16 * 1024 * 1024;
 // The admin API's upload and the console's upload form (whose 10,000 lines may be long).
 const STOCK_UPLOAD_PATH = new RegExp(`^(${API_PREFIX}/admin|/dashboard/console)/products/[^/]+/stock$`);
-// A product image: its bytes as the admin API's body; the console's form adds a little multipart around them.
-const IMAGE_UPLOAD_PATH = new RegExp(`^${API_PREFIX}/admin/products/[^/]+/image$`);
+// A product image: its bytes as the admin API's body, or the console's file field (a little multipart around them).
+const IMAGE_UPLOAD_PATH = new RegExp(`^(${API_PREFIX}/admin|/dashboard/console)/products/[^/]+/image$`);
+const MULTIPART_SLACK_BYTES = 64 * 1024;
 
 const payloadTooLarge = (limit: number) => () => {
   throw new ApiError('PAYLOAD_TOO_LARGE', `The request body may not exceed ${limit / (1024 * 1024)} MB.`);
@@ -55,7 +56,7 @@ export function createApp() {
   const defaultBodyLimit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: payloadTooLarge(MAX_BODY_BYTES) });
   const stockUploadBodyLimit = bodyLimit({ maxSize: MAX_STOCK_UPLOAD_BYTES, onError: payloadTooLarge(MAX_STOCK_UPLOAD_BYTES) });
   // An image over its limit is refused like any other bad image (422), before more of it is read.
-  const imageBodyLimit = bodyLimit({ maxSize: MAX_IMAGE_BYTES, onError: () => { throw imageTooLarge(); } });
+  const imageBodyLimit = bodyLimit({ maxSize: MAX_IMAGE_BYTES + MULTIPART_SLACK_BYTES, onError: () => { throw imageTooLarge(); } });
   app.use('*', (c, next) =>
     (STOCK_UPLOAD_PATH.test(c.req.path) ? stockUploadBodyLimit : IMAGE_UPLOAD_PATH.test(c.req.path) ? imageBodyLimit : defaultBodyLimit)(c, next),
   );
@@ -90,6 +91,7 @@ export function createApp() {
 
   registerDocument(app);
   registerDashboardDocs(app);
+  registerStorefrontDocs(app);
 
   app.notFound((c) => renderError(new ApiError('NOT_FOUND', 'No such route.'), c));
   app.onError(renderError);

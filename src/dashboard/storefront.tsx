@@ -1,3 +1,4 @@
+import { z } from '@hono/zod-openapi';
 import { Hono, type Context } from 'hono';
 import type { Child } from 'hono/jsx';
 import { etag } from 'hono/etag';
@@ -6,6 +7,8 @@ import { secureHeaders } from 'hono/secure-headers';
 import { resilient } from '../db/d1';
 import { readConfig, type AppEnv } from '../env';
 import { ApiError } from '../lib/errors';
+import { IMAGE_CONTENT_TYPES, IMAGE_NAME } from '../lib/image';
+import { errorResponses, IdParams, type createRouter } from '../routes/openapi';
 import { limitByClientIp } from '../middleware/rate-limit';
 import { publicCaching, stockCache } from '../middleware/stock-cache';
 import { ShopQuery } from '../schemas/catalogue';
@@ -125,3 +128,39 @@ const embedDocument = async (title: string, body: Child) =>
 export const storefrontRouter = new Hono<AppEnv>()
   .get('/shop', dashboardSecureHeaders, ...cachedPublicPage, storefrontPage)
   .get('/embed/products/:id', embeddableHeaders, ...cachedPublicPage, embedCard);
+
+/** The storefront, the embeddable card and the images in the OpenAPI document (every answer the service gives is). */
+export function registerStorefrontDocs(app: ReturnType<typeof createRouter>) {
+  const html = (description: string) => ({ description, content: { 'text/html': { schema: { type: 'string' as const } } } });
+  const notModified = { 304: { description: 'Not modified (If-None-Match matched the ETag)' } };
+  const pages = [
+    {
+      path: '/shop',
+      operationId: 'storefront',
+      summary: 'The public storefront: active products as cards (no sign-in, no cookie; cached like /stock)',
+      request: { query: ShopQuery },
+      responses: { 200: html('The storefront'), ...notModified, ...errorResponses(422, 429) },
+    },
+    {
+      path: '/embed/products/{id}',
+      operationId: 'embedProductCard',
+      summary: 'A product card any site may frame (no script, no cookie): image, name, price, in or out of stock',
+      request: { params: IdParams },
+      responses: { 200: html('The card'), ...notModified, ...errorResponses(429), 404: html('Unknown or inactive product') },
+    },
+    {
+      path: '/media/{name}',
+      operationId: 'getMedia',
+      summary: 'A product image, named by the SHA-256 of its bytes (immutable)',
+      request: { params: z.object({ name: z.string().openapi({ param: { name: 'name', in: 'path' }, pattern: IMAGE_NAME.source }) }) },
+      responses: {
+        200: { description: 'The image', content: Object.fromEntries(IMAGE_CONTENT_TYPES.map((type) => [type, { schema: { type: 'string' as const, format: 'binary' } }])) },
+        ...notModified,
+        404: { description: 'No such image', content: { 'text/plain': { schema: { type: 'string' as const } } } },
+      },
+    },
+  ];
+  for (const { path, operationId, summary, request, responses } of pages) {
+    app.openAPIRegistry.registerPath({ method: 'get', path, operationId, tags: ['Storefront'], summary, request, responses });
+  }
+}
