@@ -41,9 +41,9 @@ async function insertOrders(db, first, count, status, createdAt) {
     const end = Math.min(start + ROWS_PER_STATEMENT, first + count) - 1;
     await db
       .prepare(
-        `INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, unit_price_cents, total_amount_cents, status, created_at, updated_at)
+        `INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, unit_price_cents, total_amount_cents, list_unit_price_cents, status, created_at, updated_at)
          WITH RECURSIVE n(i) AS (SELECT ?1 UNION ALL SELECT i + 1 FROM n WHERE i < ?2)
-         SELECT 'ORD-BENCH-' || i, 1 + i % 1000, 1 + i % 10000, 'Bench product', 1, 100, 100, ?3,
+         SELECT 'ORD-BENCH-' || i, 1 + i % 1000, 1 + i % 10000, 'Bench product', 1, 100, 100, 100, ?3,
                 strftime('%Y-%m-%dT%H:%M:%fZ', ?4 / 1000.0 - i / 1000.0, 'unixepoch'), strftime('%Y-%m-%dT%H:%M:%fZ', ?4 / 1000.0, 'unixepoch')
          FROM n`,
       )

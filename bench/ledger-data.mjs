@@ -22,8 +22,8 @@ export async function loadLedger(db, { orders, deposits, users }, productOf, pro
   for (const chunk of chunks(rows, CHUNK)) {
     await db
       .prepare(
-        `INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, unit_price_cents, total_amount_cents, status, created_at, updated_at)
-         SELECT json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), p.id, p.name, 1, p.price_cents, p.price_cents,
+        `INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, unit_price_cents, total_amount_cents, list_unit_price_cents, status, created_at, updated_at)
+         SELECT json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), p.id, p.name, 1, p.price_cents, p.price_cents, p.price_cents,
                 json_extract(j.value, '$[3]'), json_extract(j.value, '$[4]'), json_extract(j.value, '$[4]')
          FROM json_each(?1) AS j JOIN products p ON p.id = json_extract(j.value, '$[2]')`,
       )

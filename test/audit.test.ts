@@ -95,12 +95,12 @@ const CORRUPTIONS: Corruption[] = [
     }),
   },
   {
-    check: 'order total equals unit price times quantity',
-    // The unit price, not the total: the total is what the ledger rows are checked against.
+    check: 'order total equals list price times quantity less its discount, and never exceeds unit price times quantity',
+    // The discount, not the total: the total is what the ledger rows are checked against.
     unchecked: true,
     sql: ({ pending }) => ({
-      corrupt: [`UPDATE orders SET unit_price_cents = unit_price_cents + 1 WHERE id = ${pending}`],
-      repair: [`UPDATE orders SET unit_price_cents = unit_price_cents - 1 WHERE id = ${pending}`],
+      corrupt: [`UPDATE orders SET discount_amount_cents = discount_amount_cents + 1 WHERE id = ${pending}`],
+      repair: [`UPDATE orders SET discount_amount_cents = discount_amount_cents - 1 WHERE id = ${pending}`],
     }),
   },
   {

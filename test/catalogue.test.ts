@@ -269,6 +269,41 @@ describe('the dashboard\'s shop', () => {
     expect(bad.status).toBe(422);
   });
 
+  it('a price changed since the review: the review again with the new total, nothing bought (409); then the new total buys', async () => {
+    const user = await signedInUser({ balance: 20 });
+    const product = await newProduct({ price: 2.5, stock: 5 });
+    const key = crypto.randomUUID();
+    const review = await visit(`/dashboard/shop/${product.id}/review`, { cookie: user.cookie, form: { quantity: '3', idempotency_key: key } });
+    expect(review.text).toContain('name="expected_total" value="7.50"');
+    await call(`/admin/products/${product.id}`, { method: 'PATCH', admin: true, body: { price: 3 } });
+
+    const confirm = { product_id: String(product.id), quantity: '3', expected_total: '7.50', idempotency_key: key };
+    const changed = await visit('/dashboard/shop', { cookie: user.cookie, form: confirm });
+    expect(changed.status, changed.text).toBe(409);
+    expect(changed.text).toContain('The price changed since your review');
+    expect(changed.text).toMatch(/<dt>Total<\/dt><dd><span class="money">\$9\.00<\/span><\/dd>/);
+    expect(changed.text).toContain('name="expected_total" value="9.00"');
+    expect(await ordersOf(user)).toHaveLength(0);
+    expect((await call('/wallet/balance', { key: user.key })).json.data.balance).toBe(20);
+
+    const bought = await visit('/dashboard/shop', { cookie: user.cookie, form: { ...confirm, expected_total: '9.00' } });
+    expect(bought.status).toBe(303);
+    expect(await ordersOf(user)).toHaveLength(1);
+    expect((await call('/wallet/balance', { key: user.key })).json.data.balance).toBe(11);
+  });
+
+  it('the review refuses what the purchase would (pack size, stock, an unknown coupon) on the product\'s page, buying nothing', async () => {
+    const user = await signedInUser({ balance: 20 });
+    const product = await newProduct({ price: 1, stock: 3, allowedQuantities: [2] });
+    const review = (fields: Record<string, string>) => visit(`/dashboard/shop/${product.id}/review`, { cookie: user.cookie, form: fields });
+    expect((await review({ quantity: '3' })).status).toBe(400);
+    expect((await review({ quantity: '2', coupon: 'NO-SUCH-COUPON' })).status).toBe(400);
+    const fine = await review({ quantity: '2', coupon: ' ' });
+    expect(fine.status).toBe(200);
+    expect(fine.text).toMatch(/<dt>Total<\/dt><dd><span class="money">\$2\.00<\/span><\/dd>/);
+    expect(await ordersOf(user)).toHaveLength(0);
+  });
+
   it('an order of a final-sale product shows no cancel button; another order does', async () => {
     const user = await signedInUser({ balance: 20 });
     const finalSale = await newProduct({ price: 1, stock: 2, cancellable: false });

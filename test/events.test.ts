@@ -194,8 +194,8 @@ describe('scheduled jobs write one event per row they change', () => {
     const old = iso(Date.now() - 2 * DAY);
     const numbers = JSON.stringify(Array.from({ length: 320 }, (_, i) => `ORD-BACKLOG-${user.id}-${i}`));
     await env.DB.prepare(
-      `INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, unit_price_cents, total_amount_cents, status, created_at, updated_at)
-       SELECT value, ?, ?, 'backlog', 1, 100, 100, 'pending', ?, ? FROM json_each(?)`,
+      `INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, unit_price_cents, total_amount_cents, list_unit_price_cents, status, created_at, updated_at)
+       SELECT value, ?, ?, 'backlog', 1, 100, 100, 100, 'pending', ?, ? FROM json_each(?)`,
     )
       .bind(user.id, product.id, old, old, numbers)
       .run();

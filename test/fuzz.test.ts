@@ -907,7 +907,7 @@ describe('fuzz: route discovery', () => {
       const bodyless = /cancel|mark-paid|refresh|password-reset$|\/(disable|enable)$|^\/pay\/|^\/dashboard\/(sign-out|keys\/\{id\}\/revoke)$/.test(op.template);
       if (!bodyless) expect(op.bodyFields.length, `${op.method} ${op.template}`).toBeGreaterThan(0);
     }
-    expect(DOCUMENTED.find((o) => o.template === '/api/v2/orders' && o.method === 'POST')?.bodyFields.sort()).toEqual(['product_id', 'quantity']);
+    expect(DOCUMENTED.find((o) => o.template === '/api/v2/orders' && o.method === 'POST')?.bodyFields.sort()).toEqual(['coupon', 'expected_total', 'product_id', 'quantity']);
   });
 });
 

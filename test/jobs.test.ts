@@ -271,9 +271,9 @@ describe('scheduled job: runs', () => {
     const now = Date.now();
     const old = iso(now - 48 * HOUR);
     await env.DB.prepare(
-      `INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, unit_price_cents, total_amount_cents, status, created_at, updated_at)
+      `INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, unit_price_cents, total_amount_cents, list_unit_price_cents, status, created_at, updated_at)
        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10001)
-       SELECT ?1 || '-' || i, ?2, ?3, 'Backlog', 1, 100, 100, 'pending', ?4, ?4 FROM n`,
+       SELECT ?1 || '-' || i, ?2, ?3, 'Backlog', 1, 100, 100, 100, 'pending', ?4, ?4 FROM n`,
     )
       .bind(batch, user.id, product.id, old)
       .run();

@@ -36,6 +36,7 @@ describe('OpenAPI document', () => {
         '/api/v2/events',
         '/api/v2/events/{id}',
         '/api/v2/orders',
+        '/api/v2/orders/quote',
         '/api/v2/orders/{id}',
         '/api/v2/orders/{id}/cancel',
         '/api/v2/orders/{id}/export',
@@ -104,10 +105,11 @@ describe('OpenAPI document details', () => {
       expect(doc.paths[path][method].parameters.map((p: { name: string }) => p.name)).toContain('Idempotency-Key');
     }
     for (const code of ['UNAUTHORIZED', 'API_KEY_LIMIT_REACHED', 'NOT_FOUND', 'VALIDATION_FAILED', 'INSUFFICIENT_BALANCE', 'INSUFFICIENT_STOCK',
-      'INVALID_PACK_SIZE', 'PRODUCT_UNAVAILABLE', 'ORDER_NOT_CANCELLABLE', 'IDEMPOTENCY_KEY_REUSED', 'RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'INTERNAL_ERROR', 'WEBHOOK_ENDPOINT_LIMIT_REACHED']) {
+      'INVALID_PACK_SIZE', 'PRODUCT_UNAVAILABLE', 'ORDER_NOT_CANCELLABLE', 'IDEMPOTENCY_KEY_REUSED', 'RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'INTERNAL_ERROR', 'WEBHOOK_ENDPOINT_LIMIT_REACHED',
+      'COUPON_INVALID', 'PRICE_CHANGED']) {
       expect(doc.info.description).toContain(code);
     }
-    expect(Object.keys(doc.paths['/api/v2/orders'].post.responses).sort()).toEqual(['201', '400', '401', '404', '413', '422', '429', '500', '503']);
+    expect(Object.keys(doc.paths['/api/v2/orders'].post.responses).sort()).toEqual(['201', '400', '401', '404', '409', '413', '422', '429', '500', '503']);
   });
 });
 

@@ -103,6 +103,20 @@ const cases: Case[] = [
     request: (u, f) => ['/orders', { key: u.key, body: { product_id: f.productId, quantity: 1000 } }],
   },
   {
+    name: 'GET /orders/quote',
+    expectStatus: 200,
+    trips: 1,
+    toPrimary: 0,
+    request: (u, f) => [`/orders/quote?product_id=${f.productId}&quantity=2`, { key: u.key }],
+  },
+  {
+    name: 'POST /orders refused (coupon invalid), reason included',
+    expectStatus: 400,
+    trips: 1,
+    toPrimary: 1,
+    request: (u, f) => ['/orders', { key: u.key, body: { product_id: f.productId, quantity: 1, coupon: 'NO-SUCH-COUPON' } }],
+  },
+  {
     name: 'POST /orders/{id}/cancel',
     expectStatus: 200,
     trips: 1,

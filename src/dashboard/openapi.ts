@@ -131,8 +131,8 @@ const PAGES: Entry[] = [
   {
     method: 'post',
     path: '/dashboard/shop/{id}/review',
-    summary: 'Review a purchase: quantity, unit price, discount, total, and "Confirm purchase" (buys nothing)',
-    statuses: [200, 303, 403, 404, 422],
+    summary: 'Review a purchase: quantity, unit price, discount, total, and "Confirm purchase" (buys nothing); a refusal of the purchase (pack size, stock, coupon) is the product page again',
+    statuses: [200, 303, 400, 403, 404, 422],
     fields: ['product_id', 'quantity', 'coupon', 'idempotency_key'],
   },
   {

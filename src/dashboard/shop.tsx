@@ -1,4 +1,5 @@
 import { Hono, type Context } from 'hono';
+import type { Child } from 'hono/jsx';
 import type { AppEnv } from '../env';
 import { requireSession } from '../middleware/session';
 import { publishAfterResponse } from '../middleware/publish-events';
@@ -6,11 +7,11 @@ import { purgeSoldProducts } from '../middleware/stock-cache';
 import type { OrderRow } from '../db/schema';
 import { ApiError } from '../lib/errors';
 import { ShopQuery } from '../schemas/catalogue';
-import { PurchaseBody } from '../schemas/orders';
+import { purchaseRequest, PurchaseBody } from '../schemas/orders';
 import { purchase } from '../services/orders';
 import { queryAs } from '../services/caller';
 import { productDetailQuery, shopQuery, SHOP_PAGE_SIZE, type ProductDetail } from '../services/catalogue';
-import { listPriceQuote, type Quote } from '../services/review-quote';
+import { reviewQuery } from '../services/review-quote';
 import type { StockEntry } from '../services/stock';
 import { CatalogueFilter, packSizesOf, ProductCard, ProductFacts, ProductImage } from './catalogue';
 import { Alert, Field, IdempotencyKey, Money, Pager, Select } from './components';
@@ -119,15 +120,23 @@ function ProductSheet({ product, values, problem }: { product: ProductDetail } &
   );
 }
 
+/** The form's coupon field: empty means none. */
+const couponOf = (fields: FormFields) => (fields.coupon ?? '').trim() || undefined;
+
 /** The review: what the purchase will be, and "Confirm purchase" carrying the form's key and the reviewed total. */
 async function reviewPage(c: Context<AppEnv>, productId: number, fields: FormFields, notice?: string) {
-  const body = parseForm(PurchaseBody, { ...fields, product_id: productId }, ['quantity']);
-  const [product] = await queryAs(c.var.db, c.var.caller, [productDetailQuery(productId)]);
-  const quote: Quote = listPriceQuote(product, body.quantity);
+  const body = parseForm(PurchaseBody, { product_id: productId, quantity: fields.quantity, coupon: couponOf(fields) }, ['quantity']);
+  const [review] = await queryAs(c.var.db, c.var.caller, [reviewQuery(c.var.caller, productId, body.quantity, body.coupon ?? null)]);
+  const rows: [string, Child][] = [
+    ['Quantity', String(review.quantity)],
+    ['Unit price', <Money cents={review.listUnitPriceCents} />],
+    ['Discount', <Money cents={review.discountCents} />],
+    ['Total', <Money cents={review.totalCents} />],
+  ];
   return page(
     c,
     {
-      title: `Review: ${product.productName}`,
+      title: `Review: ${review.product.productName}`,
       section: SHOP,
       children: (
         <section class="card narrow" aria-labelledby="review">
@@ -138,34 +147,20 @@ async function reviewPage(c: Context<AppEnv>, productId: number, fields: FormFie
             </p>
           )}
           <dl class="review">
-            <div>
-              <dt>Quantity</dt>
-              <dd>{String(body.quantity)}</dd>
-            </div>
-            <div>
-              <dt>Unit price</dt>
-              <dd>
-                <Money cents={quote.unitPriceCents} />
-              </dd>
-            </div>
-            <div>
-              <dt>Discount</dt>
-              <dd>
-                <Money cents={quote.discountCents} />
-              </dd>
-            </div>
-            <div>
-              <dt>Total</dt>
-              <dd>
-                <Money cents={quote.totalCents} />
-              </dd>
-            </div>
+            {rows.map(([label, value]) => (
+              <div>
+                <dt>{label}</dt>
+                <dd>{value}</dd>
+              </div>
+            ))}
           </dl>
-          {product.cancellable === 0 && <p>Final sale: this order cannot be cancelled.</p>}
+          {review.coupon !== null && <p>{`Coupon ${review.coupon} applied.`}</p>}
+          {review.product.cancellable === 0 && <p>Final sale: this order cannot be cancelled.</p>}
           <form method="post" action={SHOP}>
             <input type="hidden" name="product_id" value={String(productId)} />
-            <input type="hidden" name="quantity" value={String(body.quantity)} />
-            <input type="hidden" name="expected_total" value={(quote.totalCents / 100).toFixed(2)} />
+            <input type="hidden" name="quantity" value={String(review.quantity)} />
+            {review.coupon !== null && <input type="hidden" name="coupon" value={review.coupon} />}
+            <input type="hidden" name="expected_total" value={(review.totalCents / 100).toFixed(2)} />
             {/* The quantity form's key: a re-sent confirmation (or a second review of the same form) buys once. */}
             {fields.idempotency_key !== undefined && <input type="hidden" name="idempotency_key" value={fields.idempotency_key} />}
             <button type="submit">Confirm purchase</button>
@@ -200,14 +195,14 @@ export const shopPages = new Hono<AppEnv>()
     requireSession,
     formHandler(
       async (c, fields) => {
-        const body = parseForm(PurchaseBody, fields, ['product_id', 'quantity']);
+        const body = parseForm(PurchaseBody, { ...fields, coupon: couponOf(fields) }, ['product_id', 'quantity', 'expected_total']);
         try {
           return await redirectOnce(
             c,
             fields,
             body,
             async (claim) => {
-              const { order } = await purchase(c.var.db, c.var.caller, body.product_id, body.quantity, claim, publishAfterResponse(c));
+              const { order } = await purchase(c.var.db, c.var.caller, purchaseRequest(body), claim, publishAfterResponse(c));
               await purgeSoldProducts(c, [body.product_id]);
               return orderPath(order.id, 'charged');
             },
@@ -215,7 +210,7 @@ export const shopPages = new Hono<AppEnv>()
           );
         } catch (err) {
           // A total that moved since the review: the review again, with the total of now; nothing was bought.
-          if (err instanceof ApiError && err.code === ('PRICE_CHANGED' as string)) return reviewPage(c, body.product_id, fields, PRICE_CHANGED_NOTICE);
+          if (err instanceof ApiError && err.code === 'PRICE_CHANGED') return reviewPage(c, body.product_id, fields, PRICE_CHANGED_NOTICE);
           throw err;
         }
       },

@@ -16,6 +16,8 @@ export const users = sqliteTable(
     role: text('role', { enum: ['user', 'operator'] }).notNull().default('user'),
     /** Set while the account is disabled: its keys and sessions are refused, nothing is deleted. */
     disabledAt: text('disabled_at'),
+    /** A reseller's discount on every unit price, 0..90. */
+    discountPercent: integer('discount_percent').notNull().default(0),
   },
   (t) => [uniqueIndex('users_email_unique').on(t.email)],
 );
@@ -56,6 +58,8 @@ export const products = sqliteTable(
     description: text('description'),
     /** '<sha256>.<png|jpg|webp>': the image's object in the MEDIA bucket (src/services/media.ts). */
     image: text('image'),
+    /** JSON [{ min_quantity, price_cents }] (src/services/pricing.ts), or null. */
+    volumePrices: text('volume_prices'),
   },
   (t) => [
     uniqueIndex('products_sku_unique').on(t.sku),
@@ -80,6 +84,11 @@ export const orders = sqliteTable(
     updatedAt: text('updated_at').notNull(),
     /** The product's flag when the order was placed. */
     cancellable: integer('cancellable').notNull().default(1),
+    /** The product's price at the purchase; the discount is everything taken off it (volume, discount, coupon). */
+    listUnitPriceCents: integer('list_unit_price_cents').notNull(),
+    discountAmountCents: integer('discount_amount_cents').notNull().default(0),
+    /** The coupon's code, or null. */
+    coupon: text('coupon'),
   },
   (t) => [
     uniqueIndex('orders_order_number_unique').on(t.orderNumber),
@@ -334,6 +343,8 @@ export const AUDIT_ACTIONS = [
   'password_reset.created',
   'product.image_set',
   'product.image_removed',
+  'coupon.created',
+  'coupon.updated',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -375,3 +386,43 @@ export type WebhookEndpointRow = typeof webhookEndpoints.$inferSelect;
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 export type UserRow = typeof users.$inferSelect;
 export type AuditRow = typeof auditLog.$inferSelect;
+
+export const coupons = sqliteTable(
+  'coupons',
+  {
+    id: integer('id').primaryKey(),
+    /** Upper case, unique. */
+    code: text('code').notNull(),
+    percentOff: integer('percent_off'),
+    amountOffCents: integer('amount_off_cents'),
+    minTotalCents: integer('min_total_cents'),
+    startsAt: text('starts_at'),
+    expiresAt: text('expires_at'),
+    maxRedemptions: integer('max_redemptions'),
+    /** null = no limit per buyer */
+    maxPerUser: integer('max_per_user').default(1),
+    /** JSON array of product ids, or null for every product */
+    productIds: text('product_ids'),
+    active: integer('active').notNull().default(1),
+    createdAt: text('created_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [uniqueIndex('coupons_code_unique').on(t.code), index('coupons_created').on(t.createdAt, t.id)],
+);
+
+export const couponRedemptions = sqliteTable(
+  'coupon_redemptions',
+  {
+    id: integer('id').primaryKey(),
+    couponId: integer('coupon_id').notNull().references(() => coupons.id),
+    userId: integer('user_id').notNull().references(() => users.id),
+    orderId: integer('order_id').notNull().references(() => orders.id),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('coupon_redemptions_order_unique').on(t.orderId),
+    index('coupon_redemptions_coupon_user').on(t.couponId, t.userId),
+  ],
+);
+
+export type CouponRow = typeof coupons.$inferSelect;

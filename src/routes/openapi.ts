@@ -43,6 +43,7 @@ const ERROR_DESCRIPTIONS = {
   401: 'Missing, invalid or revoked credentials (`UNAUTHORIZED`)',
   403: 'Form post from another origin (`FORBIDDEN`)',
   404: 'Unknown resource (`NOT_FOUND`)',
+  409: 'The purchase\'s total now differs from `expected_total` (`PRICE_CHANGED`, `errors: { expected_total, total }`); nothing was charged',
   413: 'Body too large (`PAYLOAD_TOO_LARGE`)',
   422: 'Invalid fields (`VALIDATION_FAILED`); creating a deposit, also a payment provider that refused the invoice (`GATEWAY_REJECTED`)',
   429: 'Rate limit exceeded (`RATE_LIMITED`)',

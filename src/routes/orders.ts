@@ -9,8 +9,9 @@ import { purgeSoldProducts } from '../middleware/stock-cache';
 import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse, securedByApiKey } from './openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
 import { cancelOrder, getOrder, listOrders, orderExportFile, purchase, purchaseReplay, type OrderWithItems as PlacedOrder } from '../services/orders';
-import { PurchaseBody } from '../schemas/orders';
-import { Order, OrderWithItems, presentOrder, presentOrderWithItems } from './representations';
+import { purchaseRequest, PurchaseBody, QuoteQuery } from '../schemas/orders';
+import { quotePurchase } from '../services/quotes';
+import { Order, OrderWithItems, presentOrder, presentOrderWithItems, presentQuote, Quote } from './representations';
 
 const ExportQuery = z.object({
   format: z.enum(['txt'], "format must be 'txt'").optional().openapi({ default: 'txt' }),
@@ -43,6 +44,15 @@ export const ordersRouter = createRouter()
       operationId: 'createOrder',
       tags,
       summary: 'Buy a product: debits the wallet and delivers the items in the response',
+      description:
+        'Priced at this moment, in integer cents: the unit price is the volume tier with the largest `min_quantity` <= ' +
+        '`quantity` (else the product\'s `price`), less the buyer\'s `discount_percent` (rounded half up to the cent, never ' +
+        'below 1 cent); the subtotal is unit price x quantity; a `coupon` (any case) takes off `percent_off` % of the ' +
+        'subtotal (rounded half up) or `amount_off`, at most the subtotal less 1 cent; `total_amount` is what is charged. ' +
+        'A coupon that is unknown, inactive, not started, expired, used up, used up by this buyer, for other products or ' +
+        'whose `min_total` is above the subtotal → 400 `COUPON_INVALID` with `errors.coupon: [reason]`. With ' +
+        '`expected_total`, any other total → 409 `PRICE_CHANGED` with `errors: { expected_total, total }`. Refusals ' +
+        'charge nothing; the order is checked in this order: product, pack size, stock, coupon, expected total, balance.',
       security: securedByApiKey,
       parameters: [idempotencyKeyParameter],
       request: { body: jsonBody(PurchaseBody) },
@@ -52,7 +62,7 @@ export const ordersRouter = createRouter()
           'Order created; items delivered',
           idLinks('/data/id', { getOrder: 'id', cancelOrder: 'id', exportOrder: 'id' }),
         ),
-        ...errorResponses(400, 401, 404, 422, 429),
+        ...errorResponses(400, 401, 404, 409, 422, 429),
       },
     }),
     async (c) => {
@@ -62,12 +72,32 @@ export const ordersRouter = createRouter()
         c,
         body,
         async (claim) => {
-          const order = await purchase(c.var.db, c.var.caller, body.product_id, body.quantity, claim, publishAfterResponse(c));
+          const order = await purchase(c.var.db, c.var.caller, purchaseRequest(body), claim, publishAfterResponse(c));
           await purgeSoldProducts(c, [body.product_id]);
           return placed(order);
         },
         { related: purchaseReplay.related, render: (snapshot, related) => placed(purchaseReplay.load(snapshot, related)) },
       );
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/quote',
+      operationId: 'quoteOrder',
+      tags,
+      summary: 'Work out what a purchase would charge now, changing nothing',
+      description:
+        'The same pricing as `POST /orders` at this moment: the volume tier for the quantity, the buyer\'s discount, then ' +
+        'the coupon. Answers the errors a purchase would (unknown or inactive product, pack size, stock, `COUPON_INVALID`) ' +
+        'except the balance. Send its `total_amount` as `expected_total` to buy at exactly this price.',
+      security: securedByApiKey,
+      request: { query: QuoteQuery },
+      responses: { 200: jsonResponse(envelope(Quote), 'The quote'), ...errorResponses(400, 401, 404, 422, 429) },
+    }),
+    async (c) => {
+      const { product_id, quantity, coupon } = c.req.valid('query');
+      return c.json(ok(presentQuote(await quotePurchase(c.var.db, c.var.caller, { productId: product_id, quantity, coupon }))), 200);
     },
   )
   .openapi(

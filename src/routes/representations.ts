@@ -3,6 +3,7 @@ import type { DepositRow, OrderRow, ProductRow, TransactionRow } from '../db/sch
 import { centsToAmount } from '../lib/money';
 import { imageUrl } from '../services/media';
 import type { StockEntry as StockRow } from '../services/stock';
+import type { Quote as QuoteValue } from '../services/quotes';
 
 // Response shapes shared by several resources: the zod schema (OpenAPI) and the function that renders a row into it.
 
@@ -19,8 +20,11 @@ export const Order = z
     product_id: z.number().int(),
     product_name: z.string(),
     quantity: z.number().int(),
-    unit_price: money(4.99),
-    total_amount: money(9.98),
+    unit_price: money(4.99).openapi({ description: 'the unit price paid: after volume pricing and the buyer\'s discount' }),
+    total_amount: money(9.98).openapi({ description: 'what was charged (and what a cancellation refunds)' }),
+    list_unit_price: money(4.99).openapi({ description: "the product's price at the purchase" }),
+    discount_amount: money(0).openapi({ description: 'all that was taken off the list price: volume, discount and coupon' }),
+    coupon: z.string().nullable().openapi({ description: 'the coupon code used, or null', example: null }),
     status: z.enum(['pending', 'completed', 'cancelled']),
     cancellable: z.boolean().openapi({
       description: "the product's `cancellable` when the order was placed: false means final sale, and the order can never be cancelled",
@@ -41,6 +45,9 @@ export const presentOrder = (o: OrderRow) => ({
   quantity: o.quantity,
   unit_price: centsToAmount(o.unitPriceCents),
   total_amount: centsToAmount(o.totalAmountCents),
+  list_unit_price: centsToAmount(o.listUnitPriceCents),
+  discount_amount: centsToAmount(o.discountAmountCents),
+  coupon: o.coupon,
   status: o.status,
   cancellable: o.cancellable === 1,
   created_at: o.createdAt,
@@ -49,6 +56,28 @@ export const presentOrder = (o: OrderRow) => ({
 export const presentOrderWithItems = ({ order, stockItems }: { order: OrderRow; stockItems: string[] }) => ({
   ...presentOrder(order),
   stock_items: stockItems,
+});
+
+export const Quote = z
+  .object({
+    product_id: z.number().int(),
+    quantity: z.number().int(),
+    list_unit_price: money(4.99).openapi({ description: "the product's price now" }),
+    unit_price: money(4.49).openapi({ description: 'after volume pricing and your discount' }),
+    discount_amount: money(1.0).openapi({ description: 'all that would be taken off the list price: volume, discount and coupon' }),
+    coupon: z.string().nullable().openapi({ description: 'the coupon code (upper case), or null', example: null }),
+    total_amount: money(8.98).openapi({ description: 'what a purchase would charge now: send it as `expected_total`' }),
+  })
+  .openapi('Quote');
+
+export const presentQuote = (q: QuoteValue) => ({
+  product_id: q.productId,
+  quantity: q.quantity,
+  list_unit_price: centsToAmount(q.listUnitPriceCents),
+  unit_price: centsToAmount(q.unitPriceCents),
+  discount_amount: centsToAmount(q.discountAmountCents),
+  coupon: q.coupon,
+  total_amount: centsToAmount(q.totalAmountCents),
 });
 
 export const Transaction = z

@@ -1,18 +1,63 @@
 import { z } from '@hono/zod-openapi';
+import { ID_TEXT, MAX_PATH_ID, usdAmount } from '../lib/validation';
 
 // Request schemas of purchases, shared by the API and the dashboard's shop.
 
 const MAX_QUANTITY = 1000;
+// The largest total a purchase can have: the largest product price times the largest quantity.
+const MAX_TOTAL_CENTS = 100_000_000 * MAX_QUANTITY;
+
+/** A coupon code as a client sends it: any case; a code that does not exist is answered 400 COUPON_INVALID. */
+const couponCode = z
+  .string('coupon must be a string')
+  .min(1, 'coupon must not be empty')
+  .max(64, 'coupon may not be greater than 64 characters')
+  .openapi({ example: 'SPRING-10', description: 'a coupon code, any case' });
+
+const productId = z
+  .int('product_id must be an integer')
+  .min(1, 'product_id must be a positive integer')
+  .max(Number.MAX_SAFE_INTEGER, 'product_id is too large')
+  .openapi({ example: 1 });
+
+const quantity = z
+  .int('quantity must be an integer')
+  .min(1, 'quantity must be at least 1')
+  .max(MAX_QUANTITY, `quantity may not be greater than ${MAX_QUANTITY}`)
+  .openapi({ example: 1 });
 
 export const PurchaseBody = z.object({
+  product_id: productId,
+  quantity,
+  coupon: couponCode.optional(),
+  expected_total: usdAmount('expected_total', 1, MAX_TOTAL_CENTS)
+    .optional()
+    .openapi({
+      example: 9.98,
+      description: 'the total you expect to pay (a quote\'s `total_amount`): any other total now → 409 PRICE_CHANGED, nothing charged',
+    }),
+});
+
+/** GET /orders/quote: a query string, so ids and quantities arrive as text and are read as integers. */
+export const QuoteQuery = z.object({
   product_id: z
-    .int('product_id must be an integer')
-    .min(1, 'product_id must be a positive integer')
-    .max(Number.MAX_SAFE_INTEGER, 'product_id is too large')
-    .openapi({ example: 1 }),
+    .string('product_id is required')
+    .regex(ID_TEXT, `product_id must be a positive integer, at most ${MAX_PATH_ID}`)
+    .transform(Number)
+    .openapi({ type: 'integer', minimum: 1, maximum: MAX_PATH_ID, example: 1 }),
   quantity: z
-    .int('quantity must be an integer')
-    .min(1, 'quantity must be at least 1')
-    .max(MAX_QUANTITY, `quantity may not be greater than ${MAX_QUANTITY}`)
-    .openapi({ example: 1 }),
+    .string('quantity is required')
+    .regex(/^[1-9]\d{0,3}$/, 'quantity must be a positive integer')
+    .transform(Number)
+    .pipe(quantity)
+    .openapi({ type: 'integer', minimum: 1, maximum: MAX_QUANTITY, example: 1 }),
+  coupon: couponCode.optional(),
+});
+
+/** A purchase body as the service's input (cents, camelCase). */
+export const purchaseRequest = (body: z.output<typeof PurchaseBody>) => ({
+  productId: body.product_id,
+  quantity: body.quantity,
+  coupon: body.coupon ?? null,
+  expectedTotalCents: body.expected_total ?? null,
 });

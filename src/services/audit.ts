@@ -68,9 +68,10 @@ export const AUDIT_CHECKS: AuditCheck[] = [
     sql: `SELECT id AS order_id FROM orders WHERE status = 'cancelled' AND cancellable = 0`,
   },
   {
-    name: 'order total equals unit price times quantity',
+    name: 'order total equals list price times quantity less its discount, and never exceeds unit price times quantity',
     key: { column: 'order_id', table: 'orders' },
-    sql: `SELECT id AS order_id FROM orders WHERE total_amount_cents <> unit_price_cents * quantity`,
+    sql: `SELECT id AS order_id FROM orders
+          WHERE total_amount_cents <> list_unit_price_cents * quantity - discount_amount_cents OR total_amount_cents > unit_price_cents * quantity`,
   },
   {
     name: 'every order is paid for exactly once, by its total',

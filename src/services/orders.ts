@@ -4,13 +4,13 @@ import type { Db } from '../db/client';
 import { orders, type OrderRow } from '../db/schema';
 import { randomBase62 } from '../lib/crypto';
 import { ApiError, notFound } from '../lib/errors';
-import { centsToAmount } from '../lib/money';
 import { pageWindow, type Page } from '../lib/pagination';
 import { addMinutes, isoNow } from '../lib/time';
 import { readAs, writeAs, type Caller } from './caller';
 import { changeRowsWithEvents, eventIdsOf, inOutbox, newEvent, recordEvent, type Publish } from './events';
 import { recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
+import { pricedPurchase, purchaseRefusal, redeemCoupon, sellable, type PricedPurchase } from './pricing';
 
 export interface OrderWithItems {
   order: OrderRow;
@@ -23,44 +23,48 @@ const orderByNumber = (orderNumber: string) => sql`SELECT ${columnsOf(orders)} F
 const itemsOf = (orderId: SQL | number) => sql`SELECT content FROM stock_items WHERE order_id = ${orderId} ORDER BY id`;
 const contentsOf = (result: D1Result | undefined) => rowsOf<{ content: string }>(result).map((i) => i.content);
 
-interface PurchaseState {
-  product_id: number | null;
-  active: number;
-  stock_count: number;
-  price_cents: number;
-  allowed_quantities: string | null;
-  balance_cents: number;
+/** What a buyer asks to buy: the product, the quantity, a coupon code and the total they saw (price lock). */
+export interface PurchaseRequest {
+  productId: number;
+  quantity: number;
+  coupon?: string | null;
+  /** When set, the purchase happens only at exactly this total (cents), else 409 PRICE_CHANGED. */
+  expectedTotalCents?: number | null;
 }
 
 /**
  * Buy `quantity` items of a product: one D1 batch that creates the order only if the product is active, the pack size
- * is allowed, enough stock is available and the balance covers it; every later statement is keyed on the order number
- * generated here, so the debit, the claimed items, the ledger row and the stock_count decrement all happen or none do.
- * The batch ends with reads: the order and its items, or, when nothing was created, the state that says why.
+ * is allowed, enough stock is available, the coupon applies, the total is the one expected and the balance covers it,
+ * all priced in SQL from the prices of that moment (src/services/pricing.ts); every later statement is keyed on the
+ * order number generated here, so the debit, the claimed items, the ledger row, the coupon's redemption and the
+ * stock_count decrement all happen or none do. The batch ends with reads: the order and its items, or, when nothing
+ * was created, the priced state that says why.
  */
 export async function purchase(
   d1: Db,
   caller: Caller,
-  productId: number,
-  quantity: number,
+  request: PurchaseRequest,
   claim?: IdempotencyClaim,
   publish?: Publish,
 ): Promise<OrderWithItems> {
+  const { productId, quantity } = request;
+  const expectedTotal = request.expectedTotalCents ?? null;
   const now = isoNow();
   const orderNumber = newOrderNumber(now);
   const event = newEvent('order.created', now);
   const orderExists = sql`EXISTS (SELECT 1 FROM orders WHERE order_number = ${orderNumber})`;
   const orderId = sql`(SELECT id FROM orders WHERE order_number = ${orderNumber})`;
+  const priced = pricedPurchase({ userId: caller.userId, productId, quantity, coupon: request.coupon ?? null, now });
 
   const [orderResult, itemsResult, stateResult, outboxResult] = await writeAs(d1, caller, {
     writes: [
       sql`
-        INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, unit_price_cents, total_amount_cents, status, created_at, updated_at, cancellable)
-        SELECT ${orderNumber}, u.id, p.id, p.name, ${quantity}, p.price_cents, p.price_cents * ${quantity}, 'pending', ${now}, ${now}, p.cancellable
-        FROM products p JOIN users u ON u.id = ${caller.userId}
-        WHERE p.id = ${productId} AND p.active = 1 AND p.stock_count >= ${quantity}
-          AND u.balance_cents >= p.price_cents * ${quantity}
-          AND (p.allowed_quantities IS NULL OR ${quantity} IN (SELECT value FROM json_each(p.allowed_quantities)))`,
+        INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, list_unit_price_cents, unit_price_cents,
+                            discount_amount_cents, total_amount_cents, coupon, status, created_at, updated_at, cancellable)
+        SELECT ${orderNumber}, q.user_id, q.product_id, q.product_name, ${quantity}, q.list_unit_price, q.unit_price,
+               q.list_unit_price * ${quantity} - q.total, q.total, q.coupon_code, 'pending', ${now}, ${now}, q.cancellable
+        FROM (${priced}) q
+        WHERE ${sellable(quantity)} AND q.balance_cents >= q.total AND (${expectedTotal} IS NULL OR q.total = ${expectedTotal})`,
       ...walletMovement({
         userId: caller.userId,
         type: 'purchase',
@@ -79,16 +83,11 @@ export async function purchase(
       // Backstop: quantity is re-derived from the items actually claimed; a short claim violates the orders CHECK and
       // rolls the whole batch back.
       sql`UPDATE orders SET quantity = (SELECT count(*) FROM stock_items WHERE order_id = orders.id) WHERE order_number = ${orderNumber}`,
+      redeemCoupon(orderNumber, now),
       recordEvent(event, orders, sql`order_number = ${orderNumber}`),
       ...(claim ? recordClaim(caller, claim, sql`SELECT id, ${rowJson(orders)} AS snapshot FROM orders WHERE order_number = ${orderNumber}`) : []),
     ],
-    reads: [
-      orderByNumber(orderNumber),
-      itemsOf(orderId),
-      sql`SELECT p.id AS product_id, p.active, p.stock_count, p.price_cents, p.allowed_quantities, u.balance_cents
-          FROM users u LEFT JOIN products p ON p.id = ${productId} WHERE u.id = ${caller.userId}`,
-      inOutbox(event),
-    ],
+    reads: [orderByNumber(orderNumber), itemsOf(orderId), priced, inOutbox(event)],
     committed: ([order]) => rowsOf(order).length > 0,
   });
   const [order] = rowsOf<OrderRow>(orderResult);
@@ -96,33 +95,7 @@ export async function purchase(
     publish?.(eventIdsOf(outboxResult));
     return { order, stockItems: contentsOf(itemsResult) };
   }
-  throw purchaseRefusal(rowsOf<PurchaseState>(stateResult)[0], quantity);
-}
-
-/** Why a purchase batch created nothing, from the state it read right after (the same transaction). */
-function purchaseRefusal(state: PurchaseState | undefined, quantity: number): ApiError {
-  if (!state || state.product_id === null) return notFound('Product');
-  if (state.active !== 1) return new ApiError('PRODUCT_UNAVAILABLE', 'This product is not available for sale.');
-  const allowed = state.allowed_quantities === null ? null : (JSON.parse(state.allowed_quantities) as number[]);
-  if (allowed && !allowed.includes(quantity)) {
-    return new ApiError('INVALID_PACK_SIZE', `This product is sold in packs of ${allowed.join(', ')}.`, {
-      code: 'INVALID_PACK_SIZE',
-      allowed_quantities: allowed,
-    });
-  }
-  if (state.stock_count < quantity) {
-    return new ApiError('INSUFFICIENT_STOCK', `Only ${state.stock_count} item(s) in stock.`, {
-      code: 'INSUFFICIENT_STOCK',
-      requested: quantity,
-      available: state.stock_count,
-    });
-  }
-  const requiredCents = state.price_cents * quantity;
-  return new ApiError('INSUFFICIENT_BALANCE', 'Insufficient wallet balance.', {
-    code: 'INSUFFICIENT_BALANCE',
-    required: centsToAmount(requiredCents),
-    balance: centsToAmount(state.balance_cents),
-  });
+  throw purchaseRefusal(rowsOf<PricedPurchase>(stateResult)[0], quantity, expectedTotal);
 }
 
 /** What decides whether a buyer may cancel: the hold period and the cap on cancellations (src/env.ts Config). */

@@ -1,16 +1,38 @@
-import type { StockEntry } from './stock';
+import { isoNow } from '../lib/time';
+import type { Caller, Query } from './caller';
+import { productDetailQuery, type ProductDetail } from './catalogue';
+import { pricedPurchase, sellableRefusal, type PricedPurchase } from './pricing';
+import { rowsOf } from '../db/batch';
 
-// What the dashboard's review shows before "Confirm purchase". The product's list price times the quantity, with no
-// discount: the price rules (volume prices, a buyer's discount, coupons) and `expected_total` on the purchase are not
-// part of this service yet. When they are, the review shows their quote instead, and the purchase batch compares the
-// reviewed total with its own (a total that moved is refused, nothing bought).
+// What the dashboard's review shows before "Confirm purchase": the product and the quote of its purchase now, read
+// in the page's one batch from the same priced row the purchase's batch guards on (src/services/pricing.ts), with
+// the purchase's refusals (product, pack size, stock, coupon; not the balance). The confirmation carries the total
+// as `expected_total`, so a price that moves in between is refused by the purchase itself (409 PRICE_CHANGED).
 
-export interface Quote {
-  unitPriceCents: number;
+export interface ReviewedPurchase {
+  product: ProductDetail;
+  quantity: number;
+  /** The product's list price, per unit. */
+  listUnitPriceCents: number;
+  /** All that is taken off the list price times the quantity: volume price, the buyer's discount, the coupon. */
   discountCents: number;
   totalCents: number;
+  /** The coupon's code as stored, or null. */
+  coupon: string | null;
 }
 
-export function listPriceQuote(product: Pick<StockEntry, 'priceCents'>, quantity: number): Quote {
-  return { unitPriceCents: product.priceCents, discountCents: 0, totalCents: product.priceCents * quantity };
-}
+export const reviewQuery = (caller: Caller, productId: number, quantity: number, coupon: string | null): Query<ReviewedPurchase> => {
+  const product = productDetailQuery(productId);
+  return {
+    reads: [...product.reads, pricedPurchase({ userId: caller.userId, productId, quantity, coupon, now: isoNow() })],
+    parse: ([productRows, pricedRows]) => {
+      const detail = product.parse([productRows]);
+      const priced = rowsOf<PricedPurchase>(pricedRows)[0];
+      const refusal = sellableRefusal(priced, quantity);
+      if (refusal) throw refusal;
+      const listUnitPriceCents = priced.list_unit_price as number;
+      const totalCents = priced.total as number;
+      return { product: detail, quantity, listUnitPriceCents, discountCents: listUnitPriceCents * quantity - totalCents, totalCents, coupon: priced.coupon_code };
+    },
+  };
+};
