@@ -663,6 +663,7 @@ async function main() {
     round_trips: r.round_trips ?? null,
     cpu: r.cpu,
     ...(r.drop ? { drop: r.drop } : {}),
+    ...(r.storefront_drop ? { storefront_drop: r.storefront_drop } : {}),
     ceiling: ceiling && ceilingRps[ceiling] ? CEILING_LABELS[ceiling] : null,
     ratio: ceiling && ceilingRps[ceiling] ? r.rps / ceilingRps[ceiling] : null,
   });

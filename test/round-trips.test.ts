@@ -212,6 +212,20 @@ describe('D1 round trips per request', () => {
     expect(hit.trips).toEqual([]);
   });
 
+  it('concurrent misses of /stock share one read: an entry that expires under polling storefronts is refilled once', async () => {
+    await newProduct({ price: 1, stock: 1 }); // a catalogue change: the list is purged
+    const trips: RoundTrip[] = [];
+    restore = useInvocationOptions(() => ({ record: (trip) => trips.push(trip), responded: () => {} }));
+    try {
+      const answers = await Promise.all(Array.from({ length: 20 }, () => call('/stock')));
+      expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
+      expect(new Set(answers.map((a) => JSON.stringify(a.json.data))).size).toBe(1);
+    } finally {
+      restore();
+    }
+    expect(trips.length).toBe(1);
+  });
+
   it('the embeddable card: one replica read on a miss, none on a hit', async () => {
     const product = await newProduct({ price: 1, stock: 1 });
     const path = `/../../embed/products/${product.id}`; // call() prefixes /api/v2
