@@ -17,7 +17,7 @@ import { productDetailQuery, shopQuery, SHOP_PAGE_SIZE } from '../services/catal
 import { CatalogueFilter, ProductCard, ProductImage } from './catalogue';
 import { Money, Pager } from './components';
 import { idFromPath, parseForm } from './forms';
-import { dashboardSecureHeaders } from './index';
+import { dashboardSecureHeaders, PAGE_CSP } from './index';
 import { page } from './layout';
 import { STATIC_ASSETS } from '../generated/static-assets';
 
@@ -35,15 +35,7 @@ const cachedPublicPage = [limitByClientIp, stockCache, etag(), publicCaching, pu
 
 /** Framable by any site (the card's whole point), and otherwise the pages' policy: no script, our styles and images. */
 const embeddableHeaders = secureHeaders({
-  contentSecurityPolicy: {
-    defaultSrc: ["'none'"],
-    styleSrc: ["'self'"],
-    imgSrc: ["'self'"],
-    scriptSrc: ["'none'"],
-    baseUri: ["'none'"],
-    formAction: ["'none'"],
-    frameAncestors: ['*'],
-  },
+  contentSecurityPolicy: { ...PAGE_CSP, formAction: ["'none'"], frameAncestors: ['*'] },
   referrerPolicy: 'same-origin',
   xFrameOptions: false,
 });
