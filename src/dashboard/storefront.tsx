@@ -148,7 +148,7 @@ export function registerStorefrontDocs(app: ReturnType<typeof createRouter>) {
       responses: {
         200: { description: 'The image', content: Object.fromEntries(IMAGE_CONTENT_TYPES.map((type) => [type, { schema: { type: 'string' as const, format: 'binary' } }])) },
         ...notModified,
-        404: { description: 'No such image', content: { 'text/plain': { schema: { type: 'string' as const } } } },
+        ...errorResponses(404),
       },
     },
   ];
