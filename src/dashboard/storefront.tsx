@@ -144,7 +144,8 @@ export function registerStorefrontDocs(app: ReturnType<typeof createRouter>) {
       path: '/media/{name}',
       operationId: 'getMedia',
       summary: 'A product image, named by the SHA-256 of its bytes (immutable)',
-      request: { params: z.object({ name: z.string().openapi({ param: { name: 'name', in: 'path' }, pattern: IMAGE_NAME.source }) }) },
+      // The form of a name is described, not given as a pattern: any other name is simply a 404, not an invalid request.
+      request: { params: z.object({ name: z.string().openapi({ param: { name: 'name', in: 'path' }, minLength: 68, maxLength: 69, description: `${IMAGE_NAME.source}: the image's SHA-256 and type` }) }) },
       responses: {
         200: { description: 'The image', content: Object.fromEntries(IMAGE_CONTENT_TYPES.map((type) => [type, { schema: { type: 'string' as const, format: 'binary' } }])) },
         ...notModified,
