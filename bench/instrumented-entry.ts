@@ -107,6 +107,7 @@ function instrument<T extends D1Database | D1DatabaseSession>(db: T): T {
 
 type Env = Record<string, unknown> & {
   DB: D1Database;
+  MEDIA: R2Bucket;
   BENCH_RTT_PRIMARY_MS?: string;
   BENCH_RTT_REPLICA_MS?: string;
   BENCH_STATEMENTS?: string;

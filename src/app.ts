@@ -17,6 +17,10 @@ import { eventsRouter } from './routes/events';
 import { ordersRouter } from './routes/orders';
 import { revokedItemsRouter } from './routes/revoked-items';
 import { stockRouter } from './routes/stock';
+import { productImagesRouter } from './routes/product-images';
+import { registerStorefrontDocs, storefrontRouter } from './dashboard/storefront';
+import { mediaRouter } from './routes/media';
+import { imageTooLarge, MAX_IMAGE_BYTES } from './lib/image';
 import { userRouter } from './routes/user';
 import { walletRouter } from './routes/wallet';
 import { webhooksRouter } from './routes/webhooks';
@@ -31,6 +35,9 @@ const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_STOCK_UPLOAD_BYTES = 16 * 1024 * 1024;
 // The admin API's upload and the console's upload form (whose 10,000 lines may be long).
 const STOCK_UPLOAD_PATH = new RegExp(`^(${API_PREFIX}/admin|/dashboard/console)/products/[^/]+/stock$`);
+// A product image: its bytes as the admin API's body, or the console's file field (a little multipart around them).
+const IMAGE_UPLOAD_PATH = new RegExp(`^(${API_PREFIX}/admin|/dashboard/console)/products/[^/]+/image$`);
+const MULTIPART_SLACK_BYTES = 64 * 1024;
 
 const payloadTooLarge = (limit: number) => () => {
   throw new ApiError('PAYLOAD_TOO_LARGE', `The request body may not exceed ${limit / (1024 * 1024)} MB.`);
@@ -51,7 +58,11 @@ export function createApp() {
   app.use('/dashboard/*', dashboardHeaders);
   const defaultBodyLimit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: payloadTooLarge(MAX_BODY_BYTES) });
   const stockUploadBodyLimit = bodyLimit({ maxSize: MAX_STOCK_UPLOAD_BYTES, onError: payloadTooLarge(MAX_STOCK_UPLOAD_BYTES) });
-  app.use('*', (c, next) => (STOCK_UPLOAD_PATH.test(c.req.path) ? stockUploadBodyLimit : defaultBodyLimit)(c, next));
+  // An image over its limit is refused like any other bad image (422), before more of it is read.
+  const imageBodyLimit = bodyLimit({ maxSize: MAX_IMAGE_BYTES + MULTIPART_SLACK_BYTES, onError: () => { throw imageTooLarge(); } });
+  app.use('*', (c, next) =>
+    (STOCK_UPLOAD_PATH.test(c.req.path) ? stockUploadBodyLimit : IMAGE_UPLOAD_PATH.test(c.req.path) ? imageBodyLimit : defaultBodyLimit)(c, next),
+  );
 
   app.use(`${API_PREFIX}/*`, exactJsonBodies);
   app.use(`${API_PREFIX}/*`, d1Session);
@@ -71,6 +82,7 @@ export function createApp() {
     .route(`${API_PREFIX}/wallet`, walletRouter)
     .route(`${API_PREFIX}/admin`, adminRouter)
     .route(`${API_PREFIX}/admin`, adminConsoleRouter)
+    .route(`${API_PREFIX}/admin`, productImagesRouter)
     .route(`${API_PREFIX}/admin`, revokedItemsRouter)
     .route(`${API_PREFIX}/admin`, adminCouponsRouter)
     .route(`${API_PREFIX}/admin/gateway-events`, gatewayEventsRouter)
@@ -81,9 +93,12 @@ export function createApp() {
     .route(`${API_PREFIX}/admin`, adminEmailsRouter);
   app.route('/pay', createCheckoutRouter((request, env, ctx) => app.fetch(request, env, ctx)));
   app.route('/dashboard', createDashboardRouter(renderError));
+  app.route('/', storefrontRouter);
+  app.route('/', mediaRouter);
 
   registerDocument(app);
   registerDashboardDocs(app);
+  registerStorefrontDocs(app);
 
   app.notFound((c) => renderError(new ApiError('NOT_FOUND', 'No such route.'), c));
   app.onError(renderError);

@@ -73,6 +73,8 @@ export interface Bindings {
   EMAIL_QUEUE?: Queue<EmailJob>;
   /** Forgot-password posts (API and dashboard together), per client IP. */
   FORGOT_PASSWORD_IP_RATE_LIMITER?: RateLimit;
+  /** Product images, named by the SHA-256 of their bytes (src/services/media.ts). */
+  MEDIA: R2Bucket;
 }
 
 export interface AppEnv {

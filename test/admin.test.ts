@@ -197,6 +197,8 @@ describe('POST /admin/products', () => {
       stock_count: 0,
       created_at: expect.stringMatching(ISO_UTC),
       updated_at: expect.stringMatching(ISO_UTC),
+      description: null,
+      image_url: null,
     });
     const row = await env.DB.prepare('SELECT price_cents, active FROM products WHERE id = ?').bind(data.id).first();
     expect(row).toEqual({ price_cents: 1999, active: 1 });

@@ -2,7 +2,7 @@ import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../src/lib/crypto';
 import { SELF } from './contract';
-import { freshIp, idempotencyKeyIn, ORIGIN, signedInUser, visit } from './dashboard-helpers';
+import { idempotencyKeyIn, ORIGIN, postMultipart, signedInUser, visit } from './dashboard-helpers';
 import { balanceOf, call, newProduct, newUser, unique } from './helpers';
 import { changedTables, snapshot } from './snapshot';
 import { CONSOLE_PAGES, CONSOLE_POSTS, consoleFixtures, newOperator } from './console-helpers';
@@ -82,19 +82,6 @@ describe("an operator's session", () => {
     expect((await visit('/dashboard', { cookie: user.cookie })).status).toBe(200);
   });
 });
-
-/** A multipart form post from the service's own origin (the stock upload's file). */
-async function postMultipart(path: string, cookie: string, fields: Record<string, string | File>) {
-  const body = new FormData();
-  for (const [name, value] of Object.entries(fields)) body.append(name, value);
-  const res = await SELF.fetch(`${ORIGIN}${path}`, {
-    method: 'POST',
-    body,
-    headers: { Cookie: `dashboard_session=${cookie}`, Origin: ORIGIN, 'CF-Connecting-IP': freshIp() },
-    redirect: 'manual',
-  });
-  return { status: res.status, location: res.headers.get('Location'), text: await res.text() };
-}
 
 const stockOf = async (productId: number) =>
   (await env.DB.prepare("SELECT count(*) AS n FROM stock_items WHERE product_id = ? AND status = 'available'").bind(productId).first<{ n: number }>())!.n;

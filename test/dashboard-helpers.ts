@@ -101,3 +101,16 @@ export async function startOfRateWindow(need = 10_000) {
   const left = 60_000 - (Date.now() % 60_000);
   if (left < need) await new Promise((resolve) => setTimeout(resolve, left + 100));
 }
+
+/** A multipart form post from the service's own origin (a file field: the stock upload, a product image). */
+export async function postMultipart(path: string, cookie: string, fields: Record<string, string | File>) {
+  const body = new FormData();
+  for (const [name, value] of Object.entries(fields)) body.append(name, value);
+  const res = await SELF.fetch(`${ORIGIN}${path}`, {
+    method: 'POST',
+    body,
+    headers: { Cookie: `dashboard_session=${cookie}`, Origin: ORIGIN, 'CF-Connecting-IP': freshIp() },
+    redirect: 'manual',
+  });
+  return { status: res.status, location: res.headers.get('Location'), text: await res.text() };
+}

@@ -111,6 +111,7 @@ function authOf(op: OpenApiOperation): Auth {
 }
 
 const isDashboardPath = (path: string) => /^\/dashboard(\/|$)/.test(path);
+const isPagePath = (path: string) => isDashboardPath(path) || /^\/embed\//.test(path);
 
 const DOCUMENTED: Operation[] = Object.entries(openApi.paths).flatMap(([template, methods]) =>
   Object.entries(methods).map(([method, op]) => ({
@@ -764,8 +765,8 @@ function violation(op: Operation, spec: RequestSpec, res: Sent): string | null {
     return null;
   }
   if (spec.method === 'HEAD') return null; // no body to check
-  // Dashboard refusals are pages: HTML, with nothing of the internals in them.
-  if (isDashboardPath(new URL(res.url).pathname) && (res.headers.get('Content-Type') ?? '').startsWith('text/html')) {
+  // Dashboard refusals are pages: HTML, with nothing of the internals in them (so is the embeddable card's 404).
+  if (isPagePath(new URL(res.url).pathname) && (res.headers.get('Content-Type') ?? '').startsWith('text/html')) {
     return LEAK.test(res.text) ? `page leaks internals: ${res.text.slice(0, 300)}` : null;
   }
   let json: Record<string, unknown>;
@@ -904,7 +905,7 @@ describe('fuzz: route discovery', () => {
     expect([...groups].sort()).toEqual(['admin', 'apiKey', 'public', 'session', 'webhook']);
     // Every route with a JSON body exposes its field names to the generators.
     for (const op of DOCUMENTED.filter((o) => ['POST', 'PUT', 'PATCH'].includes(o.method))) {
-      const bodyless = /cancel|mark-paid|refresh|password-reset$|\/(disable|enable)$|^\/pay\/|^\/dashboard\/(sign-out|keys\/\{id\}\/revoke|verify-email\/resend)$/.test(op.template);
+      const bodyless = /cancel|mark-paid|refresh|password-reset$|\/(disable|enable)$|^\/pay\/|^\/dashboard\/(sign-out|keys\/\{id\}\/revoke|verify-email\/resend)$|\/image(\/remove)?$/.test(op.template);
       if (!bodyless) expect(op.bodyFields.length, `${op.method} ${op.template}`).toBeGreaterThan(0);
     }
     expect(DOCUMENTED.find((o) => o.template === '/api/v2/orders' && o.method === 'POST')?.bodyFields.sort()).toEqual(['coupon', 'expected_total', 'product_id', 'quantity']);

@@ -28,7 +28,7 @@ export async function call(path: string, { method, key, admin, body, headers = {
   if (admin) h.Authorization = `Bearer ${ADMIN_TOKEN}`;
   if (body !== undefined) {
     h['Content-Type'] ??= 'application/json';
-    init.body = typeof body === 'string' ? body : JSON.stringify(body);
+    init.body = typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body);
   }
   const res = vars ? await (appWithVars ??= createCheckedApp()).request(`${BASE}${path}`, init, { ...env, ...vars }) : await SELF.fetch(`${BASE}${path}`, init);
   const text = await res.text();

@@ -226,6 +226,40 @@ describe('D1 round trips per request', () => {
     const hit = await measure(`/stock/${product.id}`, {});
     expect(hit.trips).toEqual([]);
   });
+
+  it('concurrent misses of /stock share one read: an entry that expires under polling storefronts is refilled once', async () => {
+    await newProduct({ price: 1, stock: 1 }); // a catalogue change: the list is purged
+    const trips: RoundTrip[] = [];
+    restore = useInvocationOptions(() => ({ record: (trip) => trips.push(trip), responded: () => {} }));
+    try {
+      const answers = await Promise.all(Array.from({ length: 20 }, () => call('/stock')));
+      expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
+      expect(new Set(answers.map((a) => JSON.stringify(a.json.data))).size).toBe(1);
+    } finally {
+      restore();
+    }
+    expect(trips.length).toBe(1);
+  });
+
+  it('the embeddable card: one replica read on a miss, none on a hit', async () => {
+    const product = await newProduct({ price: 1, stock: 1 });
+    const path = `/../../embed/products/${product.id}`; // call() prefixes /api/v2
+    const miss = await measure(path, {});
+    expect(miss.status).toBe(200);
+    expect(miss.trips.map((t) => t.toPrimary)).toEqual([false]);
+    expect((await measure(path, {})).trips).toEqual([]);
+  });
+
+  it('an image: one write batch, and one read more when it replaced or removed another (is that one still used?)', async () => {
+    const product = await newProduct({ price: 1, stock: 1 });
+    const png = (tail: number) => new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, tail]);
+    const put = (tail: number) => measure(`/admin/products/${product.id}/image`, { method: 'PUT', admin: true, body: png(tail), headers: { 'Content-Type': 'image/png' } });
+    const first = await put(1);
+    expect(first.status).toBe(200);
+    expect(first.trips.map((t) => t.toPrimary)).toEqual([true]);
+    expect((await put(2)).trips.length).toBe(2);
+    expect((await measure(`/admin/products/${product.id}/image`, { method: 'DELETE', admin: true })).trips.length).toBe(2);
+  });
 });
 
 describe('D1 round trips per dashboard page', () => {
@@ -250,6 +284,8 @@ describe('D1 round trips per dashboard page', () => {
     ['/dashboard/orders/{id}', (f) => `/dashboard/orders/${f.orderId}`],
     ['/dashboard/orders/{id}/export', (f) => `/dashboard/orders/${f.orderId}/export`],
     ['/dashboard/shop', () => '/dashboard/shop'],
+    ['/dashboard/shop?category=x&q=y', () => '/dashboard/shop?category=x&q=y'],
+    ['/dashboard/shop/{id}', (f) => `/dashboard/shop/${f.productId}`],
     ['/dashboard/profile', () => '/dashboard/profile'],
   ];
   for (const [name, path] of pages) {
@@ -286,6 +322,14 @@ describe('D1 round trips per dashboard page', () => {
     const res = await measurePage('/dashboard/shop', { cookie: user.cookie, form: { product_id: String(f.productId), quantity: '1' } });
     expect(res.status).toBe(303);
     expect(res.location).toBe('/dashboard/sign-in?next=%2Fdashboard%2Fshop');
+    expect(res.trips.length, JSON.stringify(res.trips)).toBe(1);
+  });
+
+  it('the review (before Confirm purchase): one round trip, nothing written', async () => {
+    const user = await signedInUser({ balance: 50 });
+    const f = await fixtures(user);
+    const res = await measurePage(`/dashboard/shop/${f.productId}/review`, { cookie: user.cookie, form: { quantity: '2', idempotency_key: 'review-once' } });
+    expect(res.status, res.text).toBe(200);
     expect(res.trips.length, JSON.stringify(res.trips)).toBe(1);
   });
 

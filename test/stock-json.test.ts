@@ -32,20 +32,22 @@ const ts = (i: number) => new Date(Date.UTC(2026, 10, 1) + i * 1000).toISOString
 async function seedCatalogue(): Promise<number[]> {
   const statements = PRICES.map((cents, i) =>
     env.DB.prepare(
-      `INSERT INTO products (name, sku, category, price_cents, active, stock_count, cancellable, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).bind(NAMES[i % NAMES.length], `JSON-SKU-${i}-"\\é`, i % 3 === 0 ? null : `Cat ${i % 3} "ü"`, cents, i % 7 === 6 ? 0 : 1, i % 4 === 0 ? 0 : i * 13, i % 2, ts(i % 5), ts(i)),
+      `INSERT INTO products (name, sku, category, price_cents, active, stock_count, cancellable, created_at, updated_at, image, allowed_quantities)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).bind(NAMES[i % NAMES.length], `JSON-SKU-${i}-"\\é`, i % 3 === 0 ? null : `Cat ${i % 3} "ü"`, cents, i % 7 === 6 ? 0 : 1, i % 4 === 0 ? 0 : i * 13, i % 2, ts(i % 5), ts(i),
+      i % 4 === 1 ? null : `${'ab'.repeat(32)}.${['png', 'jpg', 'webp'][i % 3]}`, i % 5 === 2 ? null : JSON.stringify([1, 5, 10 + i])),
   );
   await env.DB.batch(statements);
   const { results } = await env.DB.prepare('SELECT id FROM products ORDER BY id').all<{ id: number }>();
   return results.map((r) => r.id);
 }
 
-// The JS rendering before issue 17, as it was.
+// The JS rendering before issue 17, as it was (with the catalogue's fields since).
+const ORIGIN = 'http://localhost';
 async function jsList(): Promise<string> {
   const query = activeStockQuery();
   const rows = query.parse(await env.DB.batch(query.reads.map((read) => toStatement(env.DB, read))));
-  return JSON.stringify(rows.map(presentStock));
+  return JSON.stringify(rows.map((row) => presentStock(row, ORIGIN)));
 }
 
 async function jsCheck(ids: number[]): Promise<string> {
@@ -64,12 +66,12 @@ async function jsCategories(): Promise<string> {
 
 describe('stock JSON rendered by SQLite', () => {
   it('is byte for byte the JS rendering: list, check and categories, empty and seeded', async () => {
-    expect(await listStockJson(env.DB)).toBe('[]');
-    expect(await listStockJson(env.DB)).toBe(await jsList());
+    expect(await listStockJson(env.DB, ORIGIN)).toBe('[]');
+    expect(await listStockJson(env.DB, ORIGIN)).toBe(await jsList());
     expect(await stockByCategoryJson(env.DB)).toBe(await jsCategories());
 
     const ids = await seedCatalogue();
-    const list = await listStockJson(env.DB);
+    const list = await listStockJson(env.DB, ORIGIN);
     expect(list).toBe(await jsList());
     expect(JSON.parse(list).length).toBeGreaterThan(10);
     expect(await stockByCategoryJson(env.DB)).toBe(await jsCategories());

@@ -38,6 +38,11 @@ describe('GET /stock', () => {
       in_stock: true,
       price: 4.99,
       cancellable: true,
+      // The catalogue's fields, after the spec's.
+      category: null,
+      image_url: null,
+      final_sale: false,
+      allowed_quantities: null,
       volume_prices: null,
     });
     expect(byId.get(empty.id)).toEqual({
@@ -48,6 +53,10 @@ describe('GET /stock', () => {
       in_stock: false,
       price: 0.07,
       cancellable: false,
+      category: null,
+      image_url: null,
+      final_sale: true,
+      allowed_quantities: null,
       volume_prices: null,
     });
   });
@@ -104,7 +113,12 @@ describe('GET /stock/{product_id}', () => {
       in_stock: true,
       price: 12.5,
       cancellable: true,
+      category: null,
+      image_url: null,
+      final_sale: false,
+      allowed_quantities: null,
       volume_prices: null,
+      description: null,
     });
   });
 

@@ -71,6 +71,9 @@ function signInPage(c: Context, { next, sessionEnded, values, problem, signupOpe
               New here? <a href="/dashboard/sign-up">Create an account</a>
             </p>
           )}
+          <p>
+            <a href="/shop">Browse the shop</a> without signing in.
+          </p>
         </div>
       ),
     },

@@ -147,12 +147,14 @@ export function Pager({ path, page, totalPages, query = {} }: { path: string; pa
 }
 
 /** A labelled multi-line text input with its error message. */
-export function TextArea({ name, label, problem, rows = 8, idPrefix = 'field', value }: { name: string; label: string; problem?: FormProblem | null; rows?: number; idPrefix?: string; value?: string }) {
+export function TextArea({ name, label, problem, rows = 8, idPrefix = 'field', value, maxlength }: { name: string; label: string; problem?: FormProblem | null; rows?: number; idPrefix?: string; value?: string; maxlength?: number }) {
   const { id, invalid, error } = fieldState(idPrefix, name, problem);
   return (
     <div class="field">
       <label for={id}>{label}</label>
-      <textarea id={id} name={name} rows={rows} {...invalid}>{value}</textarea>
+      <textarea id={id} name={name} rows={rows} maxlength={maxlength} {...invalid}>
+        {value}
+      </textarea>
       {error}
     </div>
   );

@@ -21,16 +21,19 @@ import { walletPages } from './wallet';
 // The user dashboard: server-rendered pages under /dashboard, plain forms, no script. Each handler calls the service
 // function its API twin calls (src/routes/*), so every rule, limit, batch and error code is the API's.
 
-const dashboardSecureHeaders = secureHeaders({
-  contentSecurityPolicy: {
-    defaultSrc: ["'none'"],
-    styleSrc: ["'self'"],
-    imgSrc: ["'self'"],
-    scriptSrc: ["'none'"],
-    baseUri: ["'none'"],
-    frameAncestors: ["'none'"],
-    // No form-action: it would also govern where a form's redirect may go, and "Add funds" ends on the payment page.
-  },
+/** The pages' policy: nothing runs, only this service's stylesheet and images load, no other site may frame them. */
+export const PAGE_CSP = {
+  defaultSrc: ["'none'"],
+  styleSrc: ["'self'"],
+  imgSrc: ["'self'"],
+  scriptSrc: ["'none'"],
+  baseUri: ["'none'"],
+  frameAncestors: ["'none'"],
+  // No form-action: it would also govern where a form's redirect may go, and "Add funds" ends on the payment page.
+};
+
+export const dashboardSecureHeaders = secureHeaders({
+  contentSecurityPolicy: PAGE_CSP,
   referrerPolicy: 'same-origin',
   xFrameOptions: 'DENY',
 });

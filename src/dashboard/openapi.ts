@@ -5,7 +5,7 @@ import { errorResponses, pathId, type createRouter } from '../routes/openapi';
 // answers, so that the service's every response is described (and the test suite checks it).
 
 type App = ReturnType<typeof createRouter>;
-type Status = 200 | 303 | 400 | 401 | 403 | 404 | 422 | 429 | 500 | 503;
+type Status = 200 | 303 | 400 | 401 | 403 | 404 | 409 | 422 | 429 | 500 | 503;
 
 const html = { 'text/html': { schema: { type: 'string' as const } } };
 
@@ -19,6 +19,7 @@ const RESPONSES: Record<Status, { description: string; content?: typeof html; he
   401: { description: 'Wrong email or password (the same page for an unknown email)', content: html },
   403: { description: 'Form posted from another origin (CSRF)', content: html },
   404: { description: 'Unknown id, or another user\'s; sign-up when DASHBOARD_SIGNUP is not open', content: html },
+  409: { description: 'The total changed since the review: the review again with the new total, nothing bought', content: html },
   422: { description: 'The page again with the API\'s message next to each invalid field', content: html },
   429: { description: 'Too many attempts (Retry-After)', content: html },
   500: { description: 'A bug: an error page quoting the request id', content: html },
@@ -121,8 +122,28 @@ const PAGES: Entry[] = [
     ok: { 'text/plain': { schema: { type: 'string' } } },
   },
   { method: 'post', path: '/dashboard/orders/{id}/cancel', summary: 'Cancel a pending order', statuses: [303, 400, 403, 404, 422], fields: ['idempotency_key'] },
-  { method: 'get', path: '/dashboard/shop', summary: 'Active products with price, stock and pack sizes', statuses: [200, 303] },
-  { method: 'post', path: '/dashboard/shop', summary: 'Buy', statuses: [303, 400, 403, 404, 422], fields: ['product_id', 'quantity', 'idempotency_key'] },
+  {
+    method: 'get',
+    path: '/dashboard/shop',
+    summary: 'Active products as cards; `category` and `q` (a part of the name) filter them',
+    statuses: [200, 303, 422],
+    query: z.object({ category: z.string().optional(), q: z.string().optional(), page: pageNumber }),
+  },
+  { method: 'get', path: '/dashboard/shop/{id}', summary: 'A product: image, description, price, stock, pack sizes, final sale', statuses: [200, 303, 404] },
+  {
+    method: 'post',
+    path: '/dashboard/shop/{id}/review',
+    summary: 'Review a purchase: quantity, unit price, discount, total, and "Confirm purchase" (buys nothing); a refusal of the purchase (pack size, stock, coupon) is the product page again',
+    statuses: [200, 303, 400, 403, 404, 422],
+    fields: ['product_id', 'quantity', 'coupon', 'idempotency_key'],
+  },
+  {
+    method: 'post',
+    path: '/dashboard/shop',
+    summary: 'Buy ("Confirm purchase" of the review)',
+    statuses: [303, 400, 403, 404, 409, 422],
+    fields: ['product_id', 'quantity', 'expected_total', 'idempotency_key'],
+  },
   { method: 'get', path: '/dashboard/profile', summary: 'Profile and password', statuses: [200, 303] },
   {
     method: 'post',
@@ -164,7 +185,7 @@ const PAGES: Entry[] = [
     path: '/dashboard/console/products',
     summary: 'Create a product, then 303 to its page',
     statuses: [303, 403, 404, 422],
-    fields: ['name', 'sku', 'category', 'price', 'allowed_quantities', 'volume_prices', 'active', 'final_sale', 'idempotency_key'],
+    fields: ['name', 'sku', 'category', 'price', 'allowed_quantities', 'volume_prices', 'active', 'final_sale', 'description', 'idempotency_key'],
   },
   { method: 'get', path: '/dashboard/console/products/{id}', summary: 'A product: edit form and stock upload', statuses: [200, 303, 404] },
   {
@@ -172,8 +193,18 @@ const PAGES: Entry[] = [
     path: '/dashboard/console/products/{id}',
     summary: 'Save a product',
     statuses: [303, 403, 404, 422],
-    fields: ['name', 'sku', 'category', 'price', 'allowed_quantities', 'volume_prices', 'active', 'final_sale'],
+    fields: ['name', 'sku', 'category', 'price', 'allowed_quantities', 'volume_prices', 'active', 'final_sale', 'description'],
   },
+  {
+    method: 'post',
+    path: '/dashboard/console/products/{id}/image',
+    summary: 'Upload the product\'s image (multipart `image`: PNG, JPEG or WebP, at most 2 MB), then 303 to the product',
+    statuses: [303, 403, 404, 422],
+    multipart: true,
+    fields: ['image'],
+  },
+  { method: 'get', path: '/dashboard/console/products/{id}/image/remove', summary: '"Remove image": the confirmation page', statuses: [200, 303, 404] },
+  { method: 'post', path: '/dashboard/console/products/{id}/image/remove', summary: 'Remove the product\'s image ("Confirm")', statuses: [303, 403, 404] },
   {
     method: 'post',
     path: '/dashboard/console/products/{id}/stock',

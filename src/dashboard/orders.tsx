@@ -3,7 +3,7 @@ import { readConfig, type AppEnv } from '../env';
 import { PaginationQuery } from '../lib/pagination';
 import { requireSession } from '../middleware/session';
 import { publishAfterResponse } from '../middleware/publish-events';
-import { purgeStock } from '../middleware/stock-cache';
+import { purgeSoldProducts } from '../middleware/stock-cache';
 import { cancelOrder, getOrder, listOrders, orderExportFile } from '../services/orders';
 import type { OrderRow } from '../db/schema';
 import { formatUsd } from '../lib/money';
@@ -45,7 +45,8 @@ async function orderPage(c: Context<AppEnv>, orderId: number, problem?: FormProb
           <Alert problem={problem} />
           <section class="card">
             <OrderFacts order={order} />
-            {order.status === 'pending' && (
+            {order.status === 'pending' && order.cancellable === 0 && <p class="muted">Final sale: this order cannot be cancelled.</p>}
+            {order.status === 'pending' && order.cancellable === 1 && (
               <form method="post" action={`/dashboard/orders/${order.id}/cancel`}>
                 <IdempotencyKey />
                 <button type="submit" class="danger">
@@ -107,7 +108,7 @@ export const ordersPages = new Hono<AppEnv>()
           { order_id: orderId },
           async (claim) => {
             const { order } = await cancelOrder(c.var.db, c.var.caller, orderId, readConfig(c.env), claim, publishAfterResponse(c));
-            await purgeStock(c, [order.productId]);
+            await purgeSoldProducts(c, [order.productId]);
             return detail;
           },
           () => detail,

@@ -1,80 +1,88 @@
 import { Hono, type Context } from 'hono';
+import type { Child } from 'hono/jsx';
 import type { AppEnv } from '../env';
 import { requireSession } from '../middleware/session';
 import { publishAfterResponse } from '../middleware/publish-events';
 import { mailFor } from '../middleware/send-emails';
-import { purgeStock } from '../middleware/stock-cache';
+import { purgeSoldProducts } from '../middleware/stock-cache';
 import type { OrderRow } from '../db/schema';
+import { ApiError } from '../lib/errors';
+import { ShopQuery } from '../schemas/catalogue';
 import { purchaseRequest, PurchaseBody } from '../schemas/orders';
 import { purchase } from '../services/orders';
 import { queryAs } from '../services/caller';
-import { activeStockQuery, type StockEntry } from '../services/stock';
-import { Alert, Field, IdempotencyKey, Money, Select } from './components';
-import { formHandler, parseForm, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from './forms';
+import { productDetailQuery, shopQuery, SHOP_PAGE_SIZE, type ProductDetail } from '../services/catalogue';
+import { reviewQuery } from '../services/review-quote';
+import type { StockEntry } from '../services/stock';
+import { CatalogueFilter, packSizesOf, ProductCard, ProductFacts, ProductImage } from './catalogue';
+import { Alert, Field, IdempotencyKey, Money, Pager, Select } from './components';
+import { formHandler, idFromPath, parseForm, redirectOnce, type FormFields, type FormProblem, sameOriginForm } from './forms';
 import { page } from './layout';
 import { orderPath } from './orders';
 
-// The shop: the active products of GET /stock with their pack sizes, and "Buy", which is POST /orders: the same
-// purchase batch, rules and error codes.
+// The shop: the active products as cards (filter by category, search by name), a page per product, and buying in
+// two steps: the quantity form posts to the review (quantity, unit price, discount, total), whose "Confirm purchase"
+// is POST /orders: the same purchase batch, rules and error codes, with the reviewed total as `expected_total`.
+
+const SHOP = '/dashboard/shop';
+const productPath = (id: number) => `${SHOP}/${id}`;
+
+/** The quantity form of a product (its card or its page): it asks for the review, never buys. */
+function QuantityForm({ entry, values, problem, coupon = false }: { entry: StockEntry; values?: FormFields; problem?: FormProblem; coupon?: boolean }) {
+  const packs = packSizesOf(entry);
+  const idPrefix = `product-${entry.productId}`;
+  const quantity = values?.quantity;
+  return (
+    <form method="post" action={`${productPath(entry.productId)}/review`}>
+      <input type="hidden" name="product_id" value={String(entry.productId)} />
+      <IdempotencyKey />
+      <div class="row">
+        {packs ? (
+          <Select name="quantity" label="Quantity" options={packs} value={quantity} problem={problem} idPrefix={idPrefix} />
+        ) : (
+          <Field name="quantity" label="Quantity" type="number" value={quantity ?? '1'} problem={problem} idPrefix={idPrefix} min="1" step="1" inputmode="numeric" required />
+        )}
+        {coupon && <Field name="coupon" label="Coupon" value={values?.coupon} problem={problem} idPrefix={idPrefix} maxlength={32} autocomplete="off" />}
+        <button type="submit" disabled={entry.stockCount === 0}>
+          Buy
+        </button>
+      </div>
+    </form>
+  );
+}
 
 interface ShopView {
   values?: FormFields;
   problem?: FormProblem;
 }
 
-const packSizesOf = (entry: StockEntry) => (entry.allowedQuantities === null ? null : (JSON.parse(entry.allowedQuantities) as number[]));
-
-function ProductCard({ entry, values, problem }: { entry: StockEntry } & ShopView) {
-  const packs = packSizesOf(entry);
-  const idPrefix = `product-${entry.productId}`;
-  const quantity = values?.quantity;
-  return (
-    <li aria-labelledby={`${idPrefix}-name`}>
-      <h2 id={`${idPrefix}-name`}>{entry.productName}</h2>
-      <p>
-        <Money cents={entry.priceCents} /> each · {entry.stockCount > 0 ? `${entry.stockCount.toLocaleString('en-US')} in stock` : 'Out of stock'}
-      </p>
-      {packs && <p>{`Sold in packs of ${packs.join(', ')}`}</p>}
-      <Alert problem={problem} />
-      <form method="post" action="/dashboard/shop">
-        <input type="hidden" name="product_id" value={String(entry.productId)} />
-        <IdempotencyKey />
-        <div class="row">
-          {packs ? (
-            <Select name="quantity" label="Quantity" options={packs} value={quantity} problem={problem} idPrefix={idPrefix} />
-          ) : (
-            <Field name="quantity" label="Quantity" type="number" value={quantity ?? '1'} problem={problem} idPrefix={idPrefix} min="1" step="1" inputmode="numeric" required />
-          )}
-          <button type="submit" disabled={entry.stockCount === 0}>
-            Buy
-          </button>
-        </div>
-      </form>
-    </li>
-  );
-}
-
 async function shopPage(c: Context<AppEnv>, { values, problem }: ShopView, status: 200 | FormProblem['status'] = 200) {
-  const [entries] = await queryAs(c.var.db, c.var.caller, [activeStockQuery()]);
+  const filter = parseForm(ShopQuery, c.req.query());
+  const [{ entries, total, categories }] = await queryAs(c.var.db, c.var.caller, [shopQuery(filter)]);
   // A refusal is shown on the card of the product it concerns; one about the product field itself, above the list.
   const target = entries.find((e) => String(e.productId) === values?.product_id && !problem?.fields.product_id);
   return page(
     c,
     {
       title: 'Shop',
-      section: '/dashboard/shop',
+      section: SHOP,
       children: (
         <>
           {!target && <Alert problem={problem} />}
+          <CatalogueFilter action={SHOP} categories={categories} category={filter.category} q={filter.q} />
           {entries.length === 0 ? (
-            <p class="empty">Nothing for sale right now.</p>
+            <p class="empty">{filter.category || filter.q ? 'No product matches.' : 'Nothing for sale right now.'}</p>
           ) : (
             <ul class="products">
-              {entries.map((entry) =>
-                entry === target ? <ProductCard entry={entry} values={values} problem={problem} /> : <ProductCard entry={entry} />,
-              )}
+              {entries.map((entry) => (
+                <ProductCard entry={entry} href={productPath(entry.productId)}>
+                  {entry === target && <Alert problem={problem} />}
+                  <QuantityForm entry={entry} values={entry === target ? values : undefined} problem={entry === target ? problem : undefined} />
+                </ProductCard>
+              ))}
             </ul>
           )}
+          <Pager path={SHOP} page={filter.page} totalPages={Math.ceil(total / SHOP_PAGE_SIZE)} query={{ category: filter.category, q: filter.q }} />
         </>
       ),
     },
@@ -82,26 +90,130 @@ async function shopPage(c: Context<AppEnv>, { values, problem }: ShopView, statu
   );
 }
 
+async function productPage(c: Context<AppEnv>, productId: number, { values, problem }: ShopView = {}) {
+  const [product] = await queryAs(c.var.db, c.var.caller, [productDetailQuery(productId)]);
+  return page(
+    c,
+    {
+      title: product.productName,
+      section: SHOP,
+      children: <ProductSheet product={product} values={values} problem={problem} />,
+    },
+    problem?.status ?? 200,
+  );
+}
+
+function ProductSheet({ product, values, problem }: { product: ProductDetail } & ShopView) {
+  return (
+    <article class="card product-sheet">
+      <ProductImage entry={product} size="large" />
+      <div>
+        <ProductFacts entry={product} />
+        {product.cancellable === 0 && <p>Final sale: this order cannot be cancelled.</p>}
+        {product.description !== null && <p class="description">{product.description}</p>}
+        <Alert problem={problem} />
+        <QuantityForm entry={product} values={values} problem={problem} coupon />
+        <p>
+          <a href={SHOP}>Back to the shop</a>
+        </p>
+      </div>
+    </article>
+  );
+}
+
+/** The form's coupon field: empty means none. */
+const couponOf = (fields: FormFields) => (fields.coupon ?? '').trim() || undefined;
+
+/** The review: what the purchase will be, and "Confirm purchase" carrying the form's key and the reviewed total. */
+async function reviewPage(c: Context<AppEnv>, productId: number, fields: FormFields, notice?: string) {
+  const body = parseForm(PurchaseBody, { product_id: productId, quantity: fields.quantity, coupon: couponOf(fields) }, ['quantity']);
+  const [review] = await queryAs(c.var.db, c.var.caller, [reviewQuery(c.var.caller, productId, body.quantity, body.coupon ?? null)]);
+  const rows: [string, Child][] = [
+    ['Quantity', String(review.quantity)],
+    ['Unit price', <Money cents={review.listUnitPriceCents} />],
+    ['Discount', <Money cents={review.discountCents} />],
+    ['Total', <Money cents={review.totalCents} />],
+  ];
+  return page(
+    c,
+    {
+      title: `Review: ${review.product.productName}`,
+      section: SHOP,
+      children: (
+        <section class="card narrow" aria-labelledby="review">
+          <h2 id="review">Your purchase</h2>
+          {notice && (
+            <p class="alert" role="alert">
+              {notice}
+            </p>
+          )}
+          <dl class="review">
+            {rows.map(([label, value]) => (
+              <div>
+                <dt>{label}</dt>
+                <dd>{value}</dd>
+              </div>
+            ))}
+          </dl>
+          {review.coupon !== null && <p>{`Coupon ${review.coupon} applied.`}</p>}
+          {review.product.cancellable === 0 && <p>Final sale: this order cannot be cancelled.</p>}
+          <form method="post" action={SHOP}>
+            <input type="hidden" name="product_id" value={String(productId)} />
+            <input type="hidden" name="quantity" value={String(review.quantity)} />
+            {review.coupon !== null && <input type="hidden" name="coupon" value={review.coupon} />}
+            <input type="hidden" name="expected_total" value={(review.totalCents / 100).toFixed(2)} />
+            {/* The quantity form's key: a re-sent confirmation (or a second review of the same form) buys once. */}
+            {fields.idempotency_key !== undefined && <input type="hidden" name="idempotency_key" value={fields.idempotency_key} />}
+            <button type="submit">Confirm purchase</button>
+          </form>
+          <p>
+            <a href={productPath(productId)}>Back to the product</a>
+          </p>
+        </section>
+      ),
+    },
+    notice ? 409 : 200,
+  );
+}
+
+const PRICE_CHANGED_NOTICE = 'The price changed since your review: here is the new total. Nothing was bought.';
+
 export const shopPages = new Hono<AppEnv>()
   .get('/shop', requireSession, (c) => shopPage(c, {}))
+  .get('/shop/:id', requireSession, (c) => productPage(c, idFromPath(c.req.param('id'), 'Product')))
+  .post(
+    '/shop/:id/review',
+    sameOriginForm,
+    requireSession,
+    formHandler(
+      (c, fields) => reviewPage(c, idFromPath(c.req.param('id'), 'Product'), fields),
+      (c, fields, problem) => productPage(c, idFromPath(c.req.param('id'), 'Product'), { values: fields, problem }),
+    ),
+  )
   .post(
     '/shop',
     sameOriginForm,
     requireSession,
     formHandler(
       async (c, fields) => {
-        const body = parseForm(PurchaseBody, fields, ['product_id', 'quantity']);
-        return redirectOnce(
-          c,
-          fields,
-          body,
-          async (claim) => {
-            const { order } = await purchase(c.var.db, c.var.caller, purchaseRequest(body), claim, publishAfterResponse(c), mailFor(c));
-            await purgeStock(c, [body.product_id]);
-            return orderPath(order.id, 'charged');
-          },
-          (order: OrderRow) => orderPath(order.id, 'charged'),
-        );
+        const body = parseForm(PurchaseBody, { ...fields, coupon: couponOf(fields) }, ['product_id', 'quantity', 'expected_total']);
+        try {
+          return await redirectOnce(
+            c,
+            fields,
+            body,
+            async (claim) => {
+              const { order } = await purchase(c.var.db, c.var.caller, purchaseRequest(body), claim, publishAfterResponse(c), mailFor(c));
+              await purgeSoldProducts(c, [body.product_id]);
+              return orderPath(order.id, 'charged');
+            },
+            (order: OrderRow) => orderPath(order.id, 'charged'),
+          );
+        } catch (err) {
+          // A total that moved since the review: the review again, with the total of now; nothing was bought.
+          if (err instanceof ApiError && err.code === 'PRICE_CHANGED') return reviewPage(c, body.product_id, fields, PRICE_CHANGED_NOTICE);
+          throw err;
+        }
       },
       (c, fields, problem) => shopPage(c, { values: fields, problem }, problem.status),
     ),

@@ -59,12 +59,16 @@ export const products = sqliteTable(
     updatedAt: text('updated_at').notNull(),
     /** 0 = final sale: orders of it cannot be cancelled. */
     cancellable: integer('cancellable').notNull().default(1),
+    description: text('description'),
+    /** '<sha256>.<png|jpg|webp>': the image's object in the MEDIA bucket (src/services/media.ts). */
+    image: text('image'),
     /** JSON [{ min_quantity, price_cents }] (src/services/pricing.ts), or null. */
     volumePrices: text('volume_prices'),
   },
   (t) => [
     uniqueIndex('products_sku_unique').on(t.sku),
     index('products_active_created').on(t.active, t.createdAt, t.id),
+    index('products_image').on(t.image).where(sql`image IS NOT NULL`),
   ],
 );
 
@@ -341,6 +345,8 @@ export const AUDIT_ACTIONS = [
   'stock.added',
   'deposit.marked_paid',
   'password_reset.created',
+  'product.image_set',
+  'product.image_removed',
   'coupon.created',
   'coupon.updated',
   'deposit.refreshed',

@@ -59,7 +59,7 @@ const OperatorOrderWithItems = z.object({ ...OrderWithItems.shape, user_id: z.nu
 const presentOperatorOrder = (o: OrderRow) => ({ ...presentOrder(o), user_id: o.userId });
 
 const CatalogueProductSchema = z.object({ ...Product.shape, units_sold: z.number().int() }).openapi('CatalogueProduct');
-const presentCatalogueProduct = (p: CatalogueProduct) => ({ ...presentProduct(p), units_sold: p.unitsSold });
+const presentCatalogueProduct = (origin: string) => (p: CatalogueProduct) => ({ ...presentProduct(p, origin), units_sold: p.unitsSold });
 
 const OperatorDepositSchema = z.object({
   ...Deposit.shape,
@@ -249,7 +249,7 @@ export const adminConsoleRouter = createRouter()
     async (c) => {
       const { active } = c.req.valid('query');
       const [products] = await queryPlain(c.var.db, [catalogueQuery(active === undefined ? undefined : active === 'true')]);
-      return c.json(ok(products.map(presentCatalogueProduct)), 200);
+      return c.json(ok(products.map(presentCatalogueProduct(new URL(c.req.url).origin))), 200);
     },
   )
   .openapi(

@@ -179,7 +179,7 @@ export const adminRouter = createRouter()
     }),
     async (c) => {
       const body = c.req.valid('json');
-      const created = (product: ProductRow) => ({ status: 201 as const, body: ok(presentProduct(product), 'Product created.') });
+      const created = (product: ProductRow) => ({ status: 201 as const, body: ok(presentProduct(product, new URL(c.req.url).origin), 'Product created.') });
       return idempotent(
         c,
         body,
@@ -206,7 +206,7 @@ export const adminRouter = createRouter()
     }),
     async (c) => {
       const body = c.req.valid('json');
-      const updated = (product: ProductRow) => ({ status: 200 as const, body: ok(presentProduct(product), 'Product updated.') });
+      const updated = (product: ProductRow) => ({ status: 200 as const, body: ok(presentProduct(product, new URL(c.req.url).origin), 'Product updated.') });
       return idempotent(
         c,
         body,

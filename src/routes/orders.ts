@@ -6,7 +6,7 @@ import type { OrderRow } from '../db/schema';
 import { idempotent } from '../middleware/idempotency';
 import { publishAfterResponse } from '../middleware/publish-events';
 import { mailFor } from '../middleware/send-emails';
-import { purgeStock } from '../middleware/stock-cache';
+import { purgeSoldProducts } from '../middleware/stock-cache';
 import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse, securedByApiKey } from './openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
 import { cancelOrder, getOrder, listOrders, orderExportFile, purchase, purchaseReplay, type OrderWithItems as PlacedOrder } from '../services/orders';
@@ -74,7 +74,7 @@ export const ordersRouter = createRouter()
         body,
         async (claim) => {
           const order = await purchase(c.var.db, c.var.caller, purchaseRequest(body), claim, publishAfterResponse(c), mailFor(c));
-          await purgeStock(c, [body.product_id]);
+          await purgeSoldProducts(c, [body.product_id]);
           return placed(order);
         },
         { related: purchaseReplay.related, render: (snapshot, related) => placed(purchaseReplay.load(snapshot, related)) },
@@ -148,7 +148,7 @@ export const ordersRouter = createRouter()
         { order_id: id },
         async (claim) => {
           const { order } = await cancelOrder(c.var.db, c.var.caller, id, readConfig(c.env), claim, publishAfterResponse(c));
-          await purgeStock(c, [order.productId]);
+          await purgeSoldProducts(c, [order.productId]);
           return cancelled(order);
         },
         { render: (snapshot) => cancelled(snapshot as OrderRow) },

@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import type { DepositRow, OrderRow, ProductRow, TransactionRow } from '../db/schema';
 import { centsToAmount } from '../lib/money';
+import { imageUrl } from '../services/media';
 import type { StockEntry as StockRow } from '../services/stock';
 import type { Quote as QuoteValue } from '../services/quotes';
 import { volumePricesOf } from '../services/pricing';
@@ -159,6 +160,16 @@ export const VolumePrices = z
   .array(z.object({ min_quantity: z.number().int(), price: money(4.49) }))
   .nullable()
   .openapi({ description: 'per-unit price from `min_quantity` up (the tier with the largest `min_quantity` <= the quantity applies), or null' });
+const description = z.string().openapi({ description: 'plain text (line breaks kept; never HTML or Markdown), at most 2,000 characters' });
+const imageUrlField = z.string().nullable().openapi({ format: 'uri', description: "the product's image (PNG, JPEG or WebP) on this service, or null" });
+
+/** What a buyer chooses by, after the spec's fields of a stock entry. */
+const catalogueFields = {
+  category: z.string().nullable(),
+  image_url: imageUrlField,
+  final_sale: z.boolean().openapi({ description: 'true: orders of it can never be cancelled (the opposite of `cancellable`)' }),
+  allowed_quantities: z.array(z.number().int()).nullable().openapi({ description: 'the pack sizes it is sold in; null: any quantity' }),
+};
 
 export const StockEntry = z
   .object({
@@ -169,11 +180,18 @@ export const StockEntry = z
     in_stock: z.boolean(),
     price: money(4.99),
     cancellable: finalSaleFlag,
+    ...catalogueFields,
     volume_prices: VolumePrices,
   })
   .openapi('StockEntry');
 
-export const presentStock = (s: StockRow) => ({
+/** `GET /stock/{product_id}`: the entry and the product's description (the list leaves descriptions out). */
+export const StockDetail = StockEntry.extend({ description: description.nullable() }).openapi('StockDetail');
+
+const packSizes = (allowedQuantities: string | null) => (allowedQuantities === null ? null : (JSON.parse(allowedQuantities) as number[]));
+
+/** The entry of the public list; `origin` makes the image's URL absolute. */
+export const presentStock = (s: StockRow, origin: string) => ({
   product_id: s.productId,
   product_name: s.productName,
   sku: s.sku,
@@ -181,8 +199,14 @@ export const presentStock = (s: StockRow) => ({
   in_stock: s.stockCount > 0,
   price: centsToAmount(s.priceCents),
   cancellable: s.cancellable === 1,
+  category: s.category,
+  image_url: imageUrl(origin, s.image),
+  final_sale: s.cancellable === 0,
+  allowed_quantities: packSizes(s.allowedQuantities),
   volume_prices: volumePricesOf(s.volumePrices),
 });
+
+export const presentStockDetail = (s: StockRow & { description: string | null }, origin: string) => ({ ...presentStock(s, origin), description: s.description });
 
 export const Product = z
   .object({
@@ -198,20 +222,24 @@ export const Product = z
     stock_count: z.number().int(),
     created_at: z.string(),
     updated_at: z.string(),
+    description: description.nullable(),
+    image_url: imageUrlField,
   })
   .openapi('Product');
 
-export const presentProduct = (p: ProductRow) => ({
+export const presentProduct = (p: ProductRow, origin: string) => ({
   id: p.id,
   name: p.name,
   sku: p.sku,
   category: p.category,
   price: centsToAmount(p.priceCents),
-  allowed_quantities: p.allowedQuantities === null ? null : (JSON.parse(p.allowedQuantities) as number[]),
+  allowed_quantities: packSizes(p.allowedQuantities),
   volume_prices: volumePricesOf(p.volumePrices),
   active: p.active === 1,
   cancellable: p.cancellable === 1,
   stock_count: p.stockCount,
   created_at: p.createdAt,
   updated_at: p.updatedAt,
+  description: p.description,
+  image_url: imageUrl(origin, p.image),
 });

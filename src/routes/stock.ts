@@ -1,17 +1,16 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { cors } from 'hono/cors';
 import { etag, RETAINED_304_HEADERS } from 'hono/etag';
-import { createMiddleware } from 'hono/factory';
 import type { Context } from 'hono';
-import { readConfig, type AppEnv } from '../env';
+import type { AppEnv } from '../env';
 import { sha256Hex } from '../lib/crypto';
 import { stockBadgeSvg } from '../lib/badge';
 import { envelope, ok, okJsonText } from '../lib/envelope';
 import { limitByClientIp } from '../middleware/rate-limit';
-import { stockCache } from '../middleware/stock-cache';
+import { publicCaching, stockCache } from '../middleware/stock-cache';
 import { createRouter, errorResponses, ID_TEXT, jsonResponse, MAX_PATH_ID, pathId } from './openapi';
 import { checkStockJson, getStock, listStockJson, stockByCategoryJson } from '../services/stock';
-import { presentStock, StockEntry } from './representations';
+import { presentStockDetail, StockDetail, StockEntry } from './representations';
 
 const MAX_CHECK_IDS = 50;
 
@@ -50,13 +49,6 @@ const CategoryEntry = z
   .object({ category: z.string(), total_products: z.number().int(), total_stock: z.number().int() })
   .openapi('StockCategory');
 
-/** Public counts are embedded by storefronts: any origin may read them, and shared caches may keep them briefly. */
-const publicCaching = createMiddleware<AppEnv>(async (c, next) => {
-  await next();
-  const seconds = readConfig(c.env).stockCacheSeconds;
-  if (c.res.status < 400) c.header('Cache-Control', seconds > 0 ? `public, max-age=${seconds}` : 'no-store');
-});
-
 /** A 200 whose JSON body SQLite rendered: sent as it is (the cached copy is the same bytes). */
 const jsonText = (c: Context<AppEnv>, body: string) => c.body(body, 200, { 'Content-Type': 'application/json' });
 
@@ -85,7 +77,7 @@ export const stockRouter = publicStock
       },
     }),
     async (c) => {
-      const data = await listStockJson(c.var.db);
+      const data = await listStockJson(c.var.db, new URL(c.req.url).origin);
       // The ETag covers the entries, not the per-response timestamp, so If-None-Match can match (weak: same data).
       // One pass over the text SQLite rendered; no counter row that every purchase would have to update.
       c.header('ETag', `W/"${await sha256Hex(data)}"`);
@@ -127,9 +119,9 @@ export const stockRouter = publicStock
       tags,
       summary: 'Stock of one product',
       request: { params: z.object({ product_id: pathId('product_id') }) },
-      responses: { 200: jsonResponse(envelope(StockEntry), 'The product'), ...responses404 },
+      responses: { 200: jsonResponse(envelope(StockDetail), 'The product'), ...responses404 },
     }),
-    async (c) => c.json(ok(presentStock(await getStock(c.var.db, c.req.valid('param').product_id))), 200),
+    async (c) => c.json(ok(presentStockDetail(await getStock(c.var.db, c.req.valid('param').product_id), new URL(c.req.url).origin)), 200),
   )
   .openapi(
     createRoute({

@@ -46,6 +46,8 @@ export const volumePrices = z
       'per-unit prices from a quantity up: a purchase of quantity q pays the price of the tier with the largest `min_quantity` <= q, ' +
       'or `price` below every tier; `min_quantity` >= 2 and increasing, each price below the one before and below `price`, at most 10; `null` or `[]` = none',
   });
+/** Plain text with its line breaks, shown as written (never HTML or Markdown). */
+const productDescription = trimmedText('description', 2000);
 
 export const ProductBody = z.object({
   name: trimmedText('name', 200),
@@ -58,6 +60,7 @@ export const ProductBody = z.object({
   cancellable: z.boolean('cancellable must be a boolean').optional().openapi({
     description: 'default true; false makes the product final sale: its orders (from now on) can never be cancelled',
   }),
+  description: productDescription.nullable().optional(),
 });
 
 /** A product body (whole or partial) as the service's input (cents, camelCase). */
@@ -70,6 +73,7 @@ export const productInput = (body: Partial<z.output<typeof ProductBody>>) => ({
   volumePrices: volumePricesInput(body.volume_prices, body.price),
   active: body.active,
   cancellable: body.cancellable,
+  description: body.description,
 });
 
 /**

@@ -20,6 +20,7 @@ export interface ProductInput {
   volumePrices?: VolumePrice[] | null;
   active?: boolean;
   cancellable?: boolean;
+  description?: string | null;
 }
 
 const skuTaken = () => fieldError('sku', 'The sku has already been taken.');
@@ -49,6 +50,7 @@ export async function createProduct(d1: Db, actor: Actor, input: ProductInput, c
         volumePrices: volumePricesText(input.volumePrices ?? null),
         active: input.active === false ? 0 : 1,
         cancellable: input.cancellable === false ? 0 : 1,
+        description: input.description ?? null,
         stockCount: 0,
         createdAt: now,
         updatedAt: now,
@@ -94,6 +96,7 @@ export async function updateProduct(d1: Db, actor: Actor, productId: number, inp
         volumePrices: input.volumePrices === undefined ? undefined : volumePricesText(input.volumePrices),
         active: input.active === undefined ? undefined : input.active ? 1 : 0,
         cancellable: input.cancellable === undefined ? undefined : input.cancellable ? 1 : 0,
+        description: input.description,
         updatedAt: now,
       })
       .where(eq(products.id, productId))

@@ -17,6 +17,8 @@ const stockColumns = {
   priceCents: products.priceCents,
   cancellable: products.cancellable,
   allowedQuantities: products.allowedQuantities,
+  category: products.category,
+  image: products.image,
   volumePrices: products.volumePrices,
 };
 
@@ -29,6 +31,9 @@ export type StockEntry = {
   cancellable: number;
   /** JSON array of pack sizes, or null for any quantity (the dashboard's shop shows them; /stock does not). */
   allowedQuantities: string | null;
+  category: string | null;
+  /** '<sha256>.<ext>' in the MEDIA bucket, or null. */
+  image: string | null;
   /** JSON volume tiers (src/services/pricing.ts), or null. */
   volumePrices: string | null;
 };
@@ -37,7 +42,7 @@ export type StockEntry = {
 export const activeStockQuery = (): Query<StockEntry[]> => ({
   reads: [
     sql`SELECT id AS productId, name AS productName, sku, stock_count AS stockCount, price_cents AS priceCents, cancellable,
-               allowed_quantities AS allowedQuantities, volume_prices AS volumePrices
+               allowed_quantities AS allowedQuantities, category, image, volume_prices AS volumePrices
         FROM products WHERE active = 1 ORDER BY created_at DESC, id DESC`,
   ],
   parse: ([rows]) => rowsOf<StockEntry>(rows),
@@ -50,17 +55,17 @@ export const activeStockQuery = (): Query<StockEntry[]> => ({
  * an ORDER BY inside json_group_array would sort the 10,000 rendered objects instead (3x the time, measured in SQLite
  * 3.51). Not flattened (an aggregate over an ordered subquery), so the order holds; test/stock-json.test.ts checks it.
  */
-export async function listStockJson(d1: Db): Promise<string> {
+export async function listStockJson(d1: Db, origin: string): Promise<string> {
   return jsonArrayOf(
     d1,
-    sql`json_group_array(json_object(${stockJsonFields}))`,
+    sql`json_group_array(json_object(${stockJsonFields(origin)}))`,
     sql`FROM (SELECT * FROM products WHERE active = 1 ORDER BY created_at DESC, id DESC)`,
   );
 }
 
-export async function getStock(d1: Db, productId: number): Promise<StockEntry> {
+export async function getStock(d1: Db, productId: number): Promise<StockEntry & { description: string | null }> {
   const [entry] = await getDb(d1)
-    .select(stockColumns)
+    .select({ ...stockColumns, description: products.description })
     .from(products)
     .where(and(eq(products.id, productId), eq(products.active, 1)));
   if (!entry) throw notFound('Product');
@@ -87,9 +92,11 @@ export async function stockByCategoryJson(d1: Db): Promise<string> {
   );
 }
 
-const stockJsonFields = sql`'product_id', id, 'product_name', name, 'sku', sku, 'stock_count', stock_count,
+// allowed_quantities is stored as the JSON array it is shown as (src/services/products.ts writes it so).
+const stockJsonFields = (origin: string) => sql`'product_id', id, 'product_name', name, 'sku', sku, 'stock_count', stock_count,
   'in_stock', ${booleanJson(sql`stock_count > 0`)}, 'price', ${amountJson(sql`price_cents`)}, 'cancellable', ${booleanJson(sql`cancellable = 1`)},
-  'volume_prices', ${volumePricesJson(sql`volume_prices`)}`;
+  'category', category, 'image_url', ${origin + '/media/'} || image, 'final_sale', ${booleanJson(sql`cancellable = 0`)},
+  'allowed_quantities', json(allowed_quantities), 'volume_prices', ${volumePricesJson(sql`volume_prices`)}`;
 
 /** One statement, one round trip: the aggregate's text, never parsed here. */
 async function jsonArrayOf(d1: Db, aggregate: SQL, from: SQL): Promise<string> {

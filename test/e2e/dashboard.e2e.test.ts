@@ -135,6 +135,11 @@ describe.runIf(browserAvailable)('the dashboard in a real browser', () => {
     await product.getByLabel('Quantity').fill('2');
     await screenshot('shop');
     await product.getByRole('button', { name: 'Buy' }).click();
+    // The review: nothing is charged until "Confirm purchase".
+    await page.waitForURL(/\/dashboard\/shop\/\d+\/review$/);
+    expect(await page.getByRole('definition').last().textContent()).toBe('$9.98');
+    await fitsThePhone(page);
+    await page.getByRole('button', { name: 'Confirm purchase' }).click();
     await page.waitForURL(/\/dashboard\/orders\/\d+\?notice=charged$/);
     expect(await heading()).toMatch(/^Order ORD-/);
     expect(await page.getByRole('status').textContent()).toBe('Charged $9.98');

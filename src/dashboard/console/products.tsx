@@ -14,6 +14,7 @@ import { addStock, checkedUpload, createProduct, MAX_ITEMS_PER_UPLOAD, updatePro
 import { Alert, Checkbox, Field, FileField, IdempotencyKey, Money, Notice, TextArea } from '../components';
 import { formHandler, idFromPath, parseForm, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from '../forms';
 import { page } from '../layout';
+import { consoleProductImages, ProductImageForms } from './product-image';
 import { DataTable } from '../tables';
 import { readNumber } from '../../lib/exact-json';
 import { volumePricesOf } from '../../services/pricing';
@@ -49,6 +50,7 @@ const volumePricesText = (column: string | null) =>
 /** The product form as the API's body: the checkboxes as booleans ("Final sale" is `cancellable: false`). */
 function productFromForm(fields: FormFields) {
   const category = (fields.category ?? '').trim();
+  const description = (fields.description ?? '').trim();
   const input = {
     name: fields.name,
     sku: fields.sku,
@@ -58,6 +60,7 @@ function productFromForm(fields: FormFields) {
     volume_prices: volumePricesFrom(fields.volume_prices),
     active: fields.active === 'on',
     cancellable: fields.final_sale !== 'on',
+    description: description === '' ? null : fields.description.replace(/\r\n?/g, '\n'),
   };
   const body = parseForm(ProductBody, input, ['price']);
   return { ...productInput(body), name: body.name, sku: body.sku, priceCents: body.price };
@@ -73,6 +76,7 @@ const formValues = (p: ProductRow): FormFields => ({
   volume_prices: volumePricesText(p.volumePrices),
   ...(p.active === 1 ? { active: 'on' } : {}),
   ...(p.cancellable === 0 ? { final_sale: 'on' } : {}),
+  description: p.description ?? '',
 });
 
 function ProductFields({ values, problem }: { values: FormFields; problem?: FormProblem }) {
@@ -88,6 +92,7 @@ function ProductFields({ values, problem }: { values: FormFields; problem?: Form
       <p class="muted">Volume prices: one min_quantity=price a line (e.g. 10=4.50): the unit price from that quantity up, each lower than the one before and than Price.</p>
       <Checkbox name="active" label="Active" checked={values.active === 'on'} />
       <Checkbox name="final_sale" label="Final sale" checked={values.final_sale === 'on'} />
+      <TextArea name="description" label="Description" value={values.description} problem={problem} rows={5} maxlength={2000} />
     </>
   );
 }
@@ -134,7 +139,7 @@ interface ProductView {
   values?: FormFields;
   problem?: FormProblem;
   /** Which form the problem belongs to. */
-  form?: 'edit' | 'stock';
+  form?: 'edit' | 'stock' | 'image';
 }
 
 async function productPage(c: Context<AppEnv>, productId: number, { values, problem, form }: ProductView = {}) {
@@ -167,6 +172,7 @@ async function productPage(c: Context<AppEnv>, productId: number, { values, prob
               <button type="submit">Save product</button>
             </form>
           </section>
+          <ProductImageForms product={product} problem={form === 'image' ? problem : undefined} />
           <section class="card" aria-labelledby="upload-stock">
             <h2 id="upload-stock">Upload stock</h2>
             <p class="muted">{`One item per line, at most ${MAX_ITEMS_PER_UPLOAD.toLocaleString('en-US')} lines a post. Items already in stock are skipped.`}</p>
@@ -206,6 +212,7 @@ async function uploadedLines(c: Context<AppEnv>, fields: FormFields): Promise<st
 }
 
 export const consoleProducts = new Hono<AppEnv>()
+  .route('/', consoleProductImages((c, id, problem) => productPage(c, id, { problem, form: 'image' })))
   .get('/console/products', requireOperatorSession, (c) => productsPage(c))
   .post(
     '/console/products',

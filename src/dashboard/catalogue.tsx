@@ -1,0 +1,63 @@
+import type { Child } from 'hono/jsx';
+import type { StockEntry } from '../services/stock';
+import { Money, Select } from './components';
+
+// The catalogue as a buyer sees it, shared by the dashboard's shop and the public storefront (/shop): cards with the
+// image (or a neutral placeholder), name, price, stock, category, pack sizes and "Final sale"; the filter by category
+// and name. Text is always text (JSX escapes it); an image is ours (/media/, served by this worker).
+
+export const packSizesOf = (entry: StockEntry) => (entry.allowedQuantities === null ? null : (JSON.parse(entry.allowedQuantities) as number[]));
+
+export const stockText = (count: number) => (count > 0 ? `${count.toLocaleString('en-US')} in stock` : 'Out of stock');
+
+export function ProductImage({ entry, size = 'card' }: { entry: StockEntry; size?: 'card' | 'large' }) {
+  return entry.image === null ? (
+    <div class={`product-image ${size} placeholder`} aria-hidden="true" />
+  ) : (
+    <img class={`product-image ${size}`} src={`/media/${entry.image}`} alt="" width="320" height="240" loading="lazy" />
+  );
+}
+
+/** Price, stock, category, pack sizes and "Final sale", as short lines. */
+export function ProductFacts({ entry }: { entry: StockEntry }) {
+  const packs = packSizesOf(entry);
+  return (
+    <>
+      <p>
+        <Money cents={entry.priceCents} /> each · {stockText(entry.stockCount)}
+      </p>
+      {entry.category !== null && <p class="category">{entry.category}</p>}
+      {packs && <p>{`Sold in packs of ${packs.join(', ')}`}</p>}
+      {entry.cancellable === 0 && <p class="badge final-sale">Final sale</p>}
+    </>
+  );
+}
+
+/** One card: the image, the name (a link to the product's page) and its facts, then whatever the page adds. */
+export function ProductCard({ entry, href, children }: { entry: StockEntry; href: string; children?: Child }) {
+  const nameId = `product-${entry.productId}-name`;
+  return (
+    <li aria-labelledby={nameId}>
+      <ProductImage entry={entry} />
+      <h2 id={nameId}>
+        <a href={href}>{entry.productName}</a>
+      </h2>
+      <ProductFacts entry={entry} />
+      {children}
+    </li>
+  );
+}
+
+/** The filter (GET): "Category" (all, or one) and "Search" (a part of the name). */
+export function CatalogueFilter({ action, categories, category, q }: { action: string; categories: string[]; category?: string; q?: string }) {
+  return (
+    <form method="get" action={action} class="search catalogue-filter" role="search">
+      <Select name="category" label="Category" options={[{ value: '', label: 'All categories' }, ...categories]} value={category ?? ''} idPrefix="filter" />
+      <div class="field">
+        <label for="filter-q">Search</label>
+        <input id="filter-q" name="q" type="search" value={q} maxlength={100} />
+      </div>
+      <button type="submit">Search</button>
+    </form>
+  );
+}
