@@ -101,7 +101,7 @@ export const keysPages = new Hono<AppEnv>()
           c,
           source,
           { name },
-          async (claim) => ({ status: 200, body: await createApiKey(c.var.db, c.var.caller, name, claim) }),
+          async (claim) => ({ status: 200, body: await createApiKey(c.var.db, c.var.caller, { name }, claim) }),
           { render: (snapshot) => ({ status: 200, body: snapshot as KeyRow }) },
         );
         return keysPage(c, replayed ? { alreadyCreated: body } : { created: body as CreatedKey });

@@ -31,6 +31,13 @@ export const apiKeys = sqliteTable(
     lastUsedAt: text('last_used_at'),
     createdAt: text('created_at').notNull(),
     revokedAt: text('revoked_at'),
+    /** Bitmask of src/lib/scopes.ts; existing keys have every scope. */
+    scopes: integer('scopes').notNull().default(63),
+    spendLimitCents: integer('spend_limit_cents'),
+    /** JSON array of the addresses and CIDR ranges as given; `ipRanges` is the same as [start, end] hex pairs. */
+    allowedIps: text('allowed_ips'),
+    ipRanges: text('ip_ranges'),
+    expiresAt: text('expires_at'),
   },
   (t) => [
     uniqueIndex('api_keys_key_hash_unique').on(t.keyHash),
@@ -76,9 +83,12 @@ export const orders = sqliteTable(
     updatedAt: text('updated_at').notNull(),
     /** The product's flag when the order was placed. */
     cancellable: integer('cancellable').notNull().default(1),
+    /** The API key that placed the order (NULL from the dashboard): its daily spend limit sums these. */
+    apiKeyId: integer('api_key_id').references(() => apiKeys.id),
   },
   (t) => [
     uniqueIndex('orders_order_number_unique').on(t.orderNumber),
+    index('orders_api_key_created').on(t.apiKeyId, t.createdAt).where(sql`api_key_id IS NOT NULL`),
     index('orders_user_created').on(t.userId, t.createdAt, t.id),
     index('orders_status_created').on(t.status, t.createdAt),
     index('orders_created').on(t.createdAt, t.id),

@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { EVENT_TYPES, type DeliveryRow, type EventRow, type EventType } from '../db/schema';
 import { envelope, ok } from '../lib/envelope';
-import { createRouter, errorResponses, jsonResponse, securedByApiKey } from './openapi';
+import { createRouter, errorResponses, jsonResponse, needsScope } from './openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
 import { EVENT_ID_SHAPE, getEvent, listEvents } from '../services/events';
 import { Deposit, Order, presentDeposit, presentOrder, presentTransaction, Transaction } from './representations';
@@ -83,7 +83,7 @@ export const eventsRouter = createRouter()
       operationId: 'listEvents',
       tags,
       summary: 'The last 30 days of events about your orders, deposits and balance, newest first',
-      security: securedByApiKey,
+      ...needsScope('read'),
       request: { query: EventsQuery },
       responses: { 200: jsonResponse(pagedEnvelope(Event), 'A page of events'), ...errorResponses(401, 422, 429) },
     }),
@@ -100,7 +100,7 @@ export const eventsRouter = createRouter()
       operationId: 'getEvent',
       tags,
       summary: 'One event with its webhook delivery attempts (newest first)',
-      security: securedByApiKey,
+      ...needsScope('read'),
       request: { params: EventParams },
       responses: { 200: jsonResponse(envelope(EventWithDeliveries), 'The event'), ...errorResponses(401, 404, 422, 429) },
     }),

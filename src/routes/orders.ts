@@ -6,7 +6,7 @@ import type { OrderRow } from '../db/schema';
 import { idempotent } from '../middleware/idempotency';
 import { publishAfterResponse } from '../middleware/publish-events';
 import { purgeStock } from '../middleware/stock-cache';
-import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse, securedByApiKey } from './openapi';
+import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse, needsScope } from './openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
 import { cancelOrder, getOrder, listOrders, orderExportFile, purchase, purchaseReplay, type OrderWithItems as PlacedOrder } from '../services/orders';
 import { PurchaseBody } from '../schemas/orders';
@@ -26,7 +26,7 @@ export const ordersRouter = createRouter()
       operationId: 'listOrders',
       tags,
       summary: 'List orders, newest first',
-      security: securedByApiKey,
+      ...needsScope('read'),
       request: { query: PaginationQuery },
       responses: { 200: jsonResponse(pagedEnvelope(Order), 'A page of orders'), ...errorResponses(401, 422, 429) },
     }),
@@ -43,7 +43,7 @@ export const ordersRouter = createRouter()
       operationId: 'createOrder',
       tags,
       summary: 'Buy a product: debits the wallet and delivers the items in the response',
-      security: securedByApiKey,
+      ...needsScope('orders'),
       parameters: [idempotencyKeyParameter],
       request: { body: jsonBody(PurchaseBody) },
       responses: {
@@ -77,7 +77,7 @@ export const ordersRouter = createRouter()
       operationId: 'getOrder',
       tags,
       summary: 'Get an order with its items',
-      security: securedByApiKey,
+      ...needsScope('read'),
       request: { params: IdParams },
       responses: { 200: jsonResponse(envelope(OrderWithItems), 'The order'), ...errorResponses(401, 404, 422, 429) },
     }),
@@ -95,7 +95,7 @@ export const ordersRouter = createRouter()
         'can be cancelled, before the scheduled job completes it (`ORDER_NOT_CANCELLABLE` otherwise). A buyer may make at ' +
         'most `MAX_CANCELS_PER_DAY` (default 5) cancellations in any 24 hours (`CANCEL_LIMIT_REACHED`, nothing refunded). ' +
         'The delivered items are revoked: they stay in the order and its export, and the operator deactivates them at the vendor.',
-      security: securedByApiKey,
+      ...needsScope('orders'),
       parameters: [idempotencyKeyParameter],
       request: { params: IdParams },
       responses: {
@@ -131,7 +131,7 @@ export const ordersRouter = createRouter()
       operationId: 'exportOrder',
       tags,
       summary: 'Export the stock items of an order as text, one per line',
-      security: securedByApiKey,
+      ...needsScope('read'),
       request: { params: IdParams, query: ExportQuery },
       responses: {
         200: { description: 'One stock item per line', content: { 'text/plain': { schema: z.string() } } },

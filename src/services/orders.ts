@@ -11,6 +11,7 @@ import { readAs, writeAs, type Caller } from './caller';
 import { changeRowsWithEvents, eventIdsOf, inOutbox, newEvent, recordEvent, type Publish } from './events';
 import { recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
+import { overSpendLimit, spendLimitState, withinSpendLimit } from './spend-limits';
 
 export interface OrderWithItems {
   order: OrderRow;
@@ -52,15 +53,16 @@ export async function purchase(
   const orderExists = sql`EXISTS (SELECT 1 FROM orders WHERE order_number = ${orderNumber})`;
   const orderId = sql`(SELECT id FROM orders WHERE order_number = ${orderNumber})`;
 
-  const [orderResult, itemsResult, stateResult, outboxResult] = await writeAs(d1, caller, {
+  const [orderResult, itemsResult, stateResult, outboxResult, spendResult] = await writeAs(d1, caller, {
     writes: [
       sql`
-        INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, unit_price_cents, total_amount_cents, status, created_at, updated_at, cancellable)
-        SELECT ${orderNumber}, u.id, p.id, p.name, ${quantity}, p.price_cents, p.price_cents * ${quantity}, 'pending', ${now}, ${now}, p.cancellable
+        INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, unit_price_cents, total_amount_cents, status, created_at, updated_at, cancellable, api_key_id)
+        SELECT ${orderNumber}, u.id, p.id, p.name, ${quantity}, p.price_cents, p.price_cents * ${quantity}, 'pending', ${now}, ${now}, p.cancellable, ${caller.keyId ?? null}
         FROM products p JOIN users u ON u.id = ${caller.userId}
         WHERE p.id = ${productId} AND p.active = 1 AND p.stock_count >= ${quantity}
           AND u.balance_cents >= p.price_cents * ${quantity}
-          AND (p.allowed_quantities IS NULL OR ${quantity} IN (SELECT value FROM json_each(p.allowed_quantities)))`,
+          AND (p.allowed_quantities IS NULL OR ${quantity} IN (SELECT value FROM json_each(p.allowed_quantities)))
+          AND ${withinSpendLimit(caller, sql`p.price_cents * ${quantity}`, now)}`,
       ...walletMovement({
         userId: caller.userId,
         type: 'purchase',
@@ -88,6 +90,7 @@ export async function purchase(
       sql`SELECT p.id AS product_id, p.active, p.stock_count, p.price_cents, p.allowed_quantities, u.balance_cents
           FROM users u LEFT JOIN products p ON p.id = ${productId} WHERE u.id = ${caller.userId}`,
       inOutbox(event),
+      ...spendLimitState(caller, now),
     ],
     committed: ([order]) => rowsOf(order).length > 0,
   });
@@ -96,7 +99,10 @@ export async function purchase(
     publish?.(eventIdsOf(outboxResult));
     return { order, stockItems: contentsOf(itemsResult) };
   }
-  throw purchaseRefusal(rowsOf<PurchaseState>(stateResult)[0], quantity);
+  const state = rowsOf<PurchaseState>(stateResult)[0];
+  const refusal = purchaseRefusal(state, quantity);
+  // Everything else in order, the key's daily cap is said before the balance (topping up would not help).
+  throw (refusal.code === 'INSUFFICIENT_BALANCE' && overSpendLimit(spendResult, state.price_cents * quantity)) || refusal;
 }
 
 /** Why a purchase batch created nothing, from the state it read right after (the same transaction). */

@@ -1,0 +1,73 @@
+/**
+ * IP addresses as 16 bytes written as 32 lowercase hex digits, IPv4 as IPv4-mapped IPv6 (`1.2.3.4` is
+ * `::ffff:1.2.3.4`), so a fixed-width string comparison orders addresses and a range is a [start, end] pair of them.
+ */
+
+const V4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+const HEXTET = /^[0-9a-fA-F]{1,4}$/;
+
+function v4Bytes(text: string): number[] | null {
+  return V4.test(text) ? text.split('.').map(Number) : null;
+}
+
+function v6Bytes(text: string): number[] | null {
+  const halves = text.split('::');
+  if (halves.length > 2) return null;
+  const groups = (half: string): number[] | null => {
+    if (half === '') return [];
+    const parts = half.split(':');
+    const bytes: number[] = [];
+    for (const [i, part] of parts.entries()) {
+      const v4 = i === parts.length - 1 && part.includes('.') ? v4Bytes(part) : null;
+      if (v4) bytes.push(...v4);
+      else if (HEXTET.test(part)) bytes.push(parseInt(part, 16) >> 8, parseInt(part, 16) & 0xff);
+      else return null;
+    }
+    return bytes;
+  };
+  const head = groups(halves[0]);
+  const tail = halves.length === 2 ? groups(halves[1]) : [];
+  if (!head || !tail) return null;
+  if (halves.length === 1) return head.length === 16 ? head : null;
+  const gap = 16 - head.length - tail.length;
+  return gap >= 2 ? [...head, ...new Array<number>(gap).fill(0), ...tail] : null;
+}
+
+/** The 16 bytes of an IPv4 or IPv6 address (no zone, no brackets), or null. */
+export function addressBytes(text: string): number[] | null {
+  const v4 = v4Bytes(text);
+  return v4 ? [...new Array<number>(10).fill(0), 0xff, 0xff, ...v4] : v6Bytes(text);
+}
+
+const hexOf = (bytes: number[]) => bytes.map((b) => b.toString(16).padStart(2, '0')).join('');
+
+/** The address as 32 hex digits, or null when it is not an IP address. */
+export function addressHex(text: string): string | null {
+  const bytes = addressBytes(text);
+  return bytes && hexOf(bytes);
+}
+
+/**
+ * An address (`203.0.113.7`, `2001:db8::1`) or a CIDR range (`203.0.113.0/24`, `2001:db8::/32`) as its first and
+ * last address in hex, or null when it is neither. An IPv4 prefix counts within the mapped space (/24 is /120).
+ */
+export function ipRange(text: string): [string, string] | null {
+  const [address, prefixText, ...rest] = text.split('/');
+  const bytes = rest.length === 0 ? addressBytes(address) : null;
+  if (!bytes) return null;
+  const maxPrefix = v4Bytes(address) ? 32 : 128;
+  if (prefixText !== undefined && !/^(0|[1-9]\d{0,2})$/.test(prefixText)) return null;
+  const prefix = prefixText === undefined ? maxPrefix : Number(prefixText);
+  if (prefix > maxPrefix) return null;
+  const bits = prefix + (128 - maxPrefix);
+  const start = bytes.map((b, i) => b & maskByte(bits, i));
+  const end = bytes.map((b, i) => (b | ~maskByte(bits, i)) & 0xff);
+  return [hexOf(start), hexOf(end)];
+}
+
+/** The bits of byte `i` that a prefix of `bits` keeps. */
+const maskByte = (bits: number, i: number) => (0xff << (8 - Math.max(0, Math.min(8, bits - 8 * i)))) & 0xff;
+
+/** Whether every range of `inner` lies within some range of `outer`. */
+export const rangesWithin = (inner: [string, string][], outer: [string, string][]) =>
+  inner.every(([start, end]) => outer.some(([from, to]) => start >= from && end <= to));
