@@ -230,3 +230,38 @@ describe('a key never makes a wider key', () => {
     expectError(await call('/api-keys', { key, headers: here, body: { name: 'sixth' } }), 400, 'API_KEY_LIMIT_REACHED');
   });
 });
+
+describe('the OpenAPI document says what each route needs', () => {
+  const WRITES: Record<string, string> = {
+    'post /api/v2/orders': 'orders',
+    'post /api/v2/orders/{id}/cancel': 'orders',
+    'post /api/v2/wallet/deposit': 'deposits',
+    'put /api/v2/user/profile': 'account',
+    'post /api/v2/user/password': 'account',
+    'post /api/v2/api-keys': 'keys',
+    'delete /api/v2/api-keys/{id}': 'keys',
+    'post /api/v2/webhook-endpoints': 'webhooks',
+    'delete /api/v2/webhook-endpoints/{id}': 'webhooks',
+  };
+
+  it('every key route: x-required-scope, the same scope in its security requirement, and a 403; every GET needs read', async () => {
+    const doc = (await call('/openapi.json')).json;
+    const seen: string[] = [];
+    for (const [path, operations] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(operations)) {
+        if (!op.security?.some((s: object) => 'ApiKeyHeader' in s)) continue;
+        const expected = WRITES[`${method} ${path}`] ?? (method === 'get' ? 'read' : undefined);
+        expect(op['x-required-scope'], `${method} ${path}`).toBe(expected);
+        expect(op.security).toEqual([{ ApiKeyHeader: [expected] }, { ApiKeyQuery: [expected] }]);
+        expect(op.responses['403'], `${method} ${path}`).toBeDefined();
+        seen.push(`${method} ${path}`);
+      }
+    }
+    expect(seen).toEqual(expect.arrayContaining(Object.keys(WRITES)));
+    const create = doc.paths['/api/v2/api-keys'].post.requestBody.content['application/json'].schema;
+    const body = create.$ref ? doc.components.schemas[create.$ref.split('/').pop()] : create;
+    expect(Object.keys(body.properties).sort()).toEqual(['allowed_ips', 'expires_at', 'name', 'scopes', 'spend_limit_per_day']);
+    expect(JSON.stringify(body.properties.allowed_ips)).toContain('CIDR');
+    for (const code of ['INSUFFICIENT_SCOPE', 'SPEND_LIMIT_REACHED', 'IP_NOT_ALLOWED']) expect(doc.info.description).toContain(code);
+  });
+});

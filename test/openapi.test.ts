@@ -107,7 +107,7 @@ describe('OpenAPI document details', () => {
       'INVALID_PACK_SIZE', 'PRODUCT_UNAVAILABLE', 'ORDER_NOT_CANCELLABLE', 'IDEMPOTENCY_KEY_REUSED', 'RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'INTERNAL_ERROR', 'WEBHOOK_ENDPOINT_LIMIT_REACHED']) {
       expect(doc.info.description).toContain(code);
     }
-    expect(Object.keys(doc.paths['/api/v2/orders'].post.responses).sort()).toEqual(['201', '400', '401', '404', '413', '422', '429', '500', '503']);
+    expect(Object.keys(doc.paths['/api/v2/orders'].post.responses).sort()).toEqual(['201', '400', '401', '403', '404', '413', '422', '429', '500', '503']);
   });
 });
 
