@@ -1,5 +1,6 @@
 import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
+import { idempotencyKeyIn, signedInUser, visit } from './dashboard-helpers';
 import { balanceOf, buy, call, expectError, newProduct, newUser, type CallOptions, type TestUser } from './helpers';
 
 // API keys narrowed to a job: scopes, a daily spend limit, allowed client addresses and an expiry.
@@ -263,5 +264,46 @@ describe('the OpenAPI document says what each route needs', () => {
     expect(Object.keys(body.properties).sort()).toEqual(['allowed_ips', 'expires_at', 'name', 'scopes', 'spend_limit_per_day']);
     expect(JSON.stringify(body.properties.allowed_ips)).toContain('CIDR');
     for (const code of ['INSUFFICIENT_SCOPE', 'SPEND_LIMIT_REACHED', 'IP_NOT_ALLOWED']) expect(doc.info.description).toContain(code);
+  });
+});
+
+describe("the dashboard's key form", () => {
+  it('sets scopes, daily limit, allowed IPs and expiry; the list shows them; the key is as narrow as asked', async () => {
+    const user = await signedInUser({ balance: 10 });
+    const page = await visit('/dashboard/keys', { cookie: user.cookie });
+    for (const label of ['Read', 'Orders', 'Deposits', 'Account', 'Keys', 'Webhooks']) expect(page.text).toMatch(new RegExp(`type="checkbox" checked=""[^>]*/>\\s*<label[^>]*>${label}<`));
+    expect(page.text).toContain('Daily spend limit');
+    expect(page.text).toContain('Allowed IPs');
+    expect(page.text).toContain('Expires');
+    const form = {
+      name: 'storefront',
+      idempotency_key: idempotencyKeyIn(page.text),
+      scope_choices: 'shown',
+      scope_read: 'on',
+      spend_limit_per_day: '2.5',
+      allowed_ips: '10.0.0.0/8\r\n\r\n2001:db8::/32\r\n',
+      expires_at: '2099-01-01',
+    };
+    const created = await visit('/dashboard/keys', { cookie: user.cookie, form });
+    expect(created.status, created.text).toBe(200);
+    expect(created.text).toContain('Read; $0.00 of $2.50 today; from 10.0.0.0/8, 2001:db8::/32; expires 2099-01-01');
+    const key = /sk_live_[0-9A-Za-z]{40}/.exec(created.text)![0];
+    const listed = (await call('/api-keys', { key: user.key })).json.data.find((k: any) => k.name === 'storefront');
+    expect(listed).toMatchObject({ scopes: ['read'], spend_limit_per_day: 2.5, allowed_ips: ['10.0.0.0/8', '2001:db8::/32'], expires_at: '2099-01-01T00:00:00.000Z' });
+    expect((await call('/wallet/balance', { key, headers: from('10.9.9.9') })).status).toBe(200);
+    expectError(await call('/wallet/balance', { key, headers: from('11.0.0.1') }), 403, 'IP_NOT_ALLOWED');
+  });
+
+  it('no scope ticked, or a bad address, is refused on the page; a form without the checkboxes gets every scope', async () => {
+    const user = await signedInUser();
+    const page = await visit('/dashboard/keys', { cookie: user.cookie });
+    const none = await visit('/dashboard/keys', { cookie: user.cookie, form: { name: 'x', idempotency_key: idempotencyKeyIn(page.text), scope_choices: 'shown' } });
+    expect(none.status).toBe(422);
+    expect(none.text).toContain('scopes must name at least one scope');
+    const badIp = await visit('/dashboard/keys', { cookie: user.cookie, form: { name: 'x', idempotency_key: idempotencyKeyIn(page.text), allowed_ips: 'nowhere' } });
+    expect(badIp.status).toBe(422);
+    const plain = await visit('/dashboard/keys', { cookie: user.cookie, form: { name: 'plain', idempotency_key: idempotencyKeyIn(page.text) } });
+    expect(plain.status).toBe(200);
+    expect(plain.text).toContain('All scopes');
   });
 });
