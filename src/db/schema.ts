@@ -258,6 +258,10 @@ export const EVENT_TYPES = [
   'deposit.failed',
   'deposit.expired',
   'balance.adjusted',
+  // Catalogue events: shop-wide, only for endpoints subscribed to them by name (src/services/catalogue-events.ts).
+  'product.restocked',
+  'product.price_changed',
+  'product.unavailable',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -275,7 +279,7 @@ export const events = sqliteTable(
   },
   (t) => [
     uniqueIndex('events_id_unique').on(t.id),
-    uniqueIndex('events_once_per_object').on(t.type, t.objectId),
+    uniqueIndex('events_once_per_object').on(t.type, t.objectId).where(sql`type NOT LIKE 'product.%'`),
     index('events_user_created').on(t.userId, t.createdAt, t.seq),
     index('events_created').on(t.createdAt),
     index('events_outbox').on(t.createdAt).where(sql`enqueued_at IS NULL`),

@@ -138,6 +138,14 @@ export const presentStock = (s: StockRow) => ({
   cancellable: s.cancellable === 1,
 });
 
+/** A catalogue event's object: the product's public stock entry, and on a price change the price before it. */
+export const ProductEventObject = StockEntry.extend({ previous_price: money(5.99).optional() }).openapi('ProductEventObject');
+
+export const presentProductEventObject = ({ previousPriceCents, ...entry }: Omit<StockRow, 'allowedQuantities'> & { previousPriceCents?: number }) => ({
+  ...presentStock(entry as StockRow),
+  ...(previousPriceCents === undefined ? {} : { previous_price: centsToAmount(previousPriceCents) }),
+});
+
 export const Product = z
   .object({
     id: z.number().int(),

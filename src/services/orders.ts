@@ -8,6 +8,7 @@ import { centsToAmount } from '../lib/money';
 import { pageWindow, type Page } from '../lib/pagination';
 import { addMinutes, isoNow } from '../lib/time';
 import { readAs, writeAs, type Caller } from './caller';
+import { catalogueEventIds, newCatalogueEvent, recordCatalogueEvent } from './catalogue-events';
 import { changeRowsWithEvents, eventIdsOf, inOutbox, newEvent, recordEvent, type Publish } from './events';
 import { recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
@@ -53,7 +54,8 @@ export async function purchase(
   const orderExists = sql`EXISTS (SELECT 1 FROM orders WHERE order_number = ${orderNumber})`;
   const orderId = sql`(SELECT id FROM orders WHERE order_number = ${orderNumber})`;
 
-  const [orderResult, itemsResult, stateResult, outboxResult, spendResult] = await writeAs(d1, caller, {
+  const soldOut = newCatalogueEvent('product.unavailable', now);
+  const [orderResult, itemsResult, stateResult, outboxResult, soldOutResult, spendResult] = await writeAs(d1, caller, {
     writes: [
       sql`
         INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, unit_price_cents, total_amount_cents, status, created_at, updated_at, cancellable, api_key_id)
@@ -78,6 +80,7 @@ export async function purchase(
         WHERE id IN (SELECT id FROM stock_items WHERE product_id = ${productId} AND status = 'available' ORDER BY id LIMIT ${quantity})
           AND ${orderExists}`,
       sql`UPDATE products SET stock_count = stock_count - ${quantity} WHERE id = ${productId} AND ${orderExists}`,
+      recordCatalogueEvent(soldOut, productId, sql`p.stock_count = 0 AND ${orderExists}`),
       // Backstop: quantity is re-derived from the items actually claimed; a short claim violates the orders CHECK and
       // rolls the whole batch back.
       sql`UPDATE orders SET quantity = (SELECT count(*) FROM stock_items WHERE order_id = orders.id) WHERE order_number = ${orderNumber}`,
@@ -90,13 +93,14 @@ export async function purchase(
       sql`SELECT p.id AS product_id, p.active, p.stock_count, p.price_cents, p.allowed_quantities, u.balance_cents
           FROM users u LEFT JOIN products p ON p.id = ${productId} WHERE u.id = ${caller.userId}`,
       inOutbox(event),
+      catalogueEventIds(soldOut),
       ...spendLimitState(caller, now),
     ],
     committed: ([order]) => rowsOf(order).length > 0,
   });
   const [order] = rowsOf<OrderRow>(orderResult);
   if (order) {
-    publish?.(eventIdsOf(outboxResult));
+    publish?.([...eventIdsOf(outboxResult), ...eventIdsOf(soldOutResult)]);
     return { order, stockItems: contentsOf(itemsResult) };
   }
   const state = rowsOf<PurchaseState>(stateResult)[0];
