@@ -85,8 +85,11 @@ describe('catalogue events', () => {
     expect(last.data.object).toMatchObject({ product_id: soldOut.id, stock_count: 0, in_stock: false });
   });
 
-  it('go to the outbox and are delivered to the named endpoint only', async () => {
+  it('go to the outbox and are delivered to the named endpoint only, not to the same user\'s "*" endpoint', async () => {
     const s = await subscribers();
+    const star = await call('/webhook-endpoints', { key: s.named.key, body: { url: 'https://hooks.example.com/all', events: ['*'] } });
+    expect(star.status).toBe(201);
+    await env.DB.prepare("UPDATE webhook_endpoints SET url = 'https://192.0.2.1/hook' WHERE id = ?").bind(star.json.data.id).run();
     const product = await newProduct({ price: 1, stock: 0 });
     await restock(product.id, 1);
     const [event] = await productEvents(s.named, product.id);
