@@ -307,3 +307,14 @@ describe("the dashboard's key form", () => {
     expect(plain.text).toContain('All scopes');
   });
 });
+
+describe('refusals before the batch keep their answer for a narrowed key', () => {
+  it('an unknown route is a 404 and invalid fields a 422, whatever the key may do; a bad key is still a 401', async () => {
+    const user = await newUser();
+    const key = await narrowKey(user, { scopes: ['read'], allowed_ips: ['10.0.0.0/8'] });
+    expectError(await call('/orders/1/nothing-here', { key, headers: from('10.0.0.1') }), 404, 'NOT_FOUND');
+    expectError(await call('/orders/1/nothing-here', { key, headers: from('11.0.0.1') }), 404, 'NOT_FOUND');
+    expectError(await call('/orders/not-a-number', { key, headers: from('10.0.0.1') }), 422, 'VALIDATION_FAILED');
+    expectError(await call('/orders/1/nothing-here', { key: `sk_live_${'x'.repeat(40)}` }), 401, 'UNAUTHORIZED');
+  });
+});

@@ -28,6 +28,8 @@ export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
   // still answer 401, so the refusal pays for one proof read. Successes never do.
   if (!caller.proved && !caller.refused && c.res.status >= 400 && c.res.status < 500 && ![401, 429].includes(c.res.status)) {
     await readAs(c.var.db, caller, []).catch((err) => {
+      // A live key refused here (scope, address) keeps the answer it got: an unknown route stays a 404.
+      if (caller.refused) return;
       if (!(err instanceof ApiError && err.code === 'UNAUTHORIZED')) throw err;
       c.res = undefined;
       c.res = renderError(err, c);
