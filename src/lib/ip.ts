@@ -3,7 +3,9 @@
  * `::ffff:1.2.3.4`), so a fixed-width string comparison orders addresses and a range is a [start, end] pair of them.
  */
 
-const V4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+const OCTET = '(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
+const V4_TEXT = `${OCTET}(\\.${OCTET}){3}`;
+const V4 = new RegExp(`^${V4_TEXT}$`);
 const HEXTET = /^[0-9a-fA-F]{1,4}$/;
 
 function v4Bytes(text: string): number[] | null {
@@ -13,25 +15,45 @@ function v4Bytes(text: string): number[] | null {
 function v6Bytes(text: string): number[] | null {
   const halves = text.split('::');
   if (halves.length > 2) return null;
-  const groups = (half: string): number[] | null => {
+  // Only the address's very last part may be an embedded IPv4 address (`::ffff:1.2.3.4`, never `1.2.3.4::`).
+  const groups = (half: string, last: boolean): number[] | null => {
     if (half === '') return [];
     const parts = half.split(':');
     const bytes: number[] = [];
     for (const [i, part] of parts.entries()) {
-      const v4 = i === parts.length - 1 && part.includes('.') ? v4Bytes(part) : null;
+      const v4 = last && i === parts.length - 1 && part.includes('.') ? v4Bytes(part) : null;
       if (v4) bytes.push(...v4);
       else if (HEXTET.test(part)) bytes.push(parseInt(part, 16) >> 8, parseInt(part, 16) & 0xff);
       else return null;
     }
     return bytes;
   };
-  const head = groups(halves[0]);
-  const tail = halves.length === 2 ? groups(halves[1]) : [];
+  const head = groups(halves[0], halves.length === 1);
+  const tail = halves.length === 2 ? groups(halves[1], true) : [];
   if (!head || !tail) return null;
   if (halves.length === 1) return head.length === 16 ? head : null;
   const gap = 16 - head.length - tail.length;
   return gap >= 2 ? [...head, ...new Array<number>(gap).fill(0), ...tail] : null;
 }
+
+// The same grammar as a regular expression (RFC 4291's text forms, RFC 3986's IPv6address), for the API's document:
+// the schema validates with it, so what the document calls valid is exactly what parses below.
+const H16 = '[0-9a-fA-F]{1,4}';
+const LS32 = `(${H16}:${H16}|${V4_TEXT})`;
+const upTo = (n: number) => (n < 0 ? '' : `((${H16}:){0,${n}}${H16})?`);
+const V6_TEXT = [
+  `(${H16}:){6}${LS32}`,
+  `::(${H16}:){5}${LS32}`,
+  `${upTo(0)}::(${H16}:){4}${LS32}`,
+  `${upTo(1)}::(${H16}:){3}${LS32}`,
+  `${upTo(2)}::(${H16}:){2}${LS32}`,
+  `${upTo(3)}::${H16}:${LS32}`,
+  `${upTo(4)}::${LS32}`,
+  `${upTo(5)}::${H16}`,
+  `${upTo(6)}::`,
+].join('|');
+/** An IPv4 or IPv6 address, or a CIDR range of either. */
+export const IP_OR_CIDR_PATTERN = `^(${V4_TEXT}(/(3[0-2]|[12]?\\d))?|(${V6_TEXT})(/(12[0-8]|1[01]\\d|[1-9]?\\d))?)$`;
 
 /** The 16 bytes of an IPv4 or IPv6 address (no zone, no brackets), or null. */
 export function addressBytes(text: string): number[] | null {

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { ipRange } from '../lib/ip';
+import { IP_OR_CIDR_PATTERN } from '../lib/ip';
 import { SCOPES } from '../lib/scopes';
 import { trimmedText, usdAmount } from '../lib/validation';
 
@@ -10,13 +10,13 @@ const MAX_SPEND_LIMIT_CENTS = 100_000_000;
 
 export const ScopeName = z.enum(SCOPES, `each scope must be one of ${SCOPES.join(', ')}`);
 
-/** One entry of `allowed_ips`: an address or a CIDR range, v4 or v6 (src/lib/ip.ts decides, the document says). */
+/** One entry of `allowed_ips`: an address or a CIDR range, v4 or v6; the pattern is src/lib/ip.ts's grammar. */
 export const IpOrCidr = z
   .string('each allowed IP must be a string')
-  .trim()
-  .refine((text) => ipRange(text) !== null, 'each allowed IP must be an IPv4 or IPv6 address or CIDR range (e.g. 203.0.113.7, 203.0.113.0/24, 2001:db8::/32)')
+  .regex(new RegExp(IP_OR_CIDR_PATTERN), 'each allowed IP must be an IPv4 or IPv6 address or CIDR range (e.g. 203.0.113.7, 203.0.113.0/24, 2001:db8::/32)')
   .openapi({
-    description: 'An IPv4 or IPv6 address (`203.0.113.7`, `2001:db8::1`, `::ffff:203.0.113.7`) or a CIDR range (`203.0.113.0/24`, `2001:db8::/32`). An IPv4 address also matches as its IPv4-mapped IPv6 form.',
+    description:
+      'An IPv4 or IPv6 address (`203.0.113.7`, `2001:db8::1`, `::ffff:203.0.113.7`) or a CIDR range (`203.0.113.0/24`, `2001:db8::/32`). An IPv4 address also matches as its IPv4-mapped IPv6 form.',
     example: '203.0.113.0/24',
   });
 
@@ -31,7 +31,7 @@ export const CreateApiKeyBody = z.object({
     .min(1, 'scopes must name at least one scope')
     .refine((scopes) => new Set(scopes).size === scopes.length, 'scopes may not repeat a scope')
     .optional()
-    .openapi({ description: 'What the key may do; default: every scope of the key making it', example: ['read'] }),
+    .openapi({ description: 'What the key may do; default: every scope of the key making it', example: ['read'], uniqueItems: true }),
   spend_limit_per_day: usdAmount('spend_limit_per_day', 1, MAX_SPEND_LIMIT_CENTS)
     .nullable()
     .optional()
