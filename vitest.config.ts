@@ -19,7 +19,8 @@ export default defineConfig({
           GATEWAY_ONE_WEBHOOK_SECRET: 'test-secret-one',
           GATEWAY_TWO_WEBHOOK_SECRET: 'test-secret-two',
           GATEWAY_THREE_WEBHOOK_SECRET: 'test-secret-three',
-          // Every var is pinned here, so a developer's .dev.vars never changes what the tests see.
+          // Every var is pinned here, so a developer's .dev.vars never changes what the tests see
+          // (test/pinned-vars.test.ts fails when a var of src/env.ts, wrangler.toml or .dev.vars.example is not).
           // The test worker's own origin (test/helpers.ts' BASE): no payment link a test follows can lead to a
           // developer's `npm run dev` on :8787. Outbound requests are refused anyway (test/network.ts).
           PAYMENT_BASE_URL: 'http://localhost',
@@ -35,6 +36,21 @@ export default defineConfig({
           DASHBOARD_SIGNUP: 'open',
           GATEWAY_POLL_MINUTES: '5',
           GATEWAY_POLL_LIMIT: '20',
+          // Every slot is the generic adapter, whatever provider block a developer's .dev.vars turns on; a test puts a
+          // vendor on a slot per request (test/vendors.ts). Empty settings are unset (src/services/gateways/slots.ts).
+          GATEWAY_ONE_PROVIDER: 'generic',
+          GATEWAY_ONE_API_KEY: '',
+          GATEWAY_ONE_ACCOUNT: '',
+          GATEWAY_ONE_API_URL: '',
+          GATEWAY_TWO_PROVIDER: 'generic',
+          GATEWAY_TWO_API_KEY: '',
+          GATEWAY_TWO_ACCOUNT: '',
+          GATEWAY_TWO_API_URL: '',
+          GATEWAY_THREE_PROVIDER: 'generic',
+          GATEWAY_THREE_API_KEY: '',
+          GATEWAY_THREE_ACCOUNT: '',
+          GATEWAY_THREE_API_URL: '',
+          LOW_STOCK_THRESHOLD: '10',
           // One log line per request would bury test output; test/logging.test.ts turns it on.
           LOG_REQUESTS: 'false',
         },

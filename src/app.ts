@@ -1,7 +1,7 @@
 import { bodyLimit } from 'hono/body-limit';
 import { requireAdmin, requireApiKey } from './middleware/auth';
 import { d1Session } from './middleware/d1-session';
-import { exactJsonBodies } from './middleware/exact-json';
+import { exactJsonBodies, refuseDeepJsonBodies } from './middleware/exact-json';
 import { ApiError } from './lib/errors';
 import { createRouter } from './routes/openapi';
 import { requestId } from './middleware/request-id';
@@ -56,6 +56,7 @@ export function createApp() {
   // bare paths as well ran the middleware twice there: two key lookups and two rate-limit counts per request.
   for (const path of ['/api-keys', '/user', '/orders', '/wallet', '/events', '/webhook-endpoints']) app.use(`${API_PREFIX}${path}/*`, requireApiKey);
   app.use(`${API_PREFIX}/admin/*`, requireAdmin);
+  app.use(`${API_PREFIX}/*`, refuseDeepJsonBodies);
 
   registerServiceInfo(app);
 

@@ -1,6 +1,12 @@
-import type { Caller } from './services/caller';
-import { readSlots, type SlotSettings } from './services/gateways/slots';
-import type { DeliveryMessage } from './services/webhook-delivery';
+// The ground floor: what the worker is given (bindings, vars) and the settings read from it. Nothing here imports
+// from src/services: reading vars into richer things (a slot's provider and keys) belongs to the service using them.
+
+/** One outgoing webhook delivery: the message of WEBHOOK_QUEUE (consumed by src/services/webhook-delivery.ts). */
+export interface DeliveryMessage {
+  event_id: string;
+  endpoint_id: number;
+}
+
 /** Bindings and vars of the worker (wrangler.toml, .dev.vars, `wrangler secret put`). Vars arrive as strings. */
 export interface Bindings {
   DB: D1Database;
@@ -56,8 +62,6 @@ export interface AppEnv {
   Bindings: Bindings;
   Variables: {
     requestId: string;
-    /** Who the request acts for (an API key, or a dashboard session), proved inside its own D1 batch (src/services/caller.ts). */
-    caller: Caller;
     cacheStatus: 'hit' | 'miss' | 'bypass';
     /** This request's D1 session, wrapped by src/db/d1.ts (src/middleware/d1-session.ts). */
     db: D1DatabaseSession;
@@ -66,8 +70,8 @@ export interface AppEnv {
 
 export interface Config {
   paymentBaseUrl: string;
-  /** Each gateway slot's provider and settings, as configured (whether it is usable: `slotStatus`). */
-  slots: Record<'gateway_one' | 'gateway_two' | 'gateway_three', SlotSettings>;
+  /** The vars as set, for the settings services read themselves (each gateway slot's: src/services/gateways/slots.ts). */
+  vars: Readonly<Bindings>;
   /** How old a real-provider deposit must be, and how long since its vendor was last asked, before the job asks. */
   gatewayPollMinutes: number;
   /** The most deposits the scheduled job asks vendors about in one run. */
@@ -95,7 +99,7 @@ function nonNegativeInt(raw: string | undefined, fallback: number): number {
 export function readConfig(env: Bindings): Config {
   return {
     paymentBaseUrl: (env.PAYMENT_BASE_URL || 'http://localhost:8787').replace(/\/+$/, ''),
-    slots: readSlots(env),
+    vars: env,
     gatewayPollMinutes: nonNegativeInt(env.GATEWAY_POLL_MINUTES, 5),
     gatewayPollLimit: nonNegativeInt(env.GATEWAY_POLL_LIMIT, 20),
     devCheckout: env.DEV_CHECKOUT === 'true',

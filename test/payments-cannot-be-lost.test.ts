@@ -11,15 +11,13 @@ import { network } from './network';
 import { productionD1, seededRandom } from './production-d1';
 import {
   apiUrl,
-  btcpaySignature,
-  cryptomusSigned,
   depositRow,
   depositTransactions,
   gatewayEventsOf,
   notify,
   nowpaymentsSignature,
   PAID_STATUS,
-  stripeSignature,
+  paidNotification,
   varsFor,
   vendorDeposit,
   vendorSays,
@@ -49,23 +47,6 @@ const runJobs = (vendor: Vendor | Record<string, string>, nowMs: number, extra: 
 /** Other tests' open deposits of this vendor would compete for the poll's places: mark them asked until `untilMs`. */
 const setAside = (vendor: Vendor, untilMs: number) =>
   env.DB.prepare('UPDATE deposits SET last_checked_at = ? WHERE provider = ?').bind(new Date(untilMs).toISOString(), vendor).run();
-
-/** A paid notification of each vendor for a deposit, signed its way. */
-async function paidNotification(vendor: Vendor, deposit: Deposit): Promise<[string, Record<string, string>]> {
-  if (vendor === 'stripe') {
-    const body = JSON.stringify({ id: 'evt_1', type: 'checkout.session.completed', data: { object: { object: 'checkout.session', id: deposit.invoiceId, client_reference_id: deposit.reference, payment_status: 'paid', amount_total: deposit.amount * 100, payment_intent: `pi_${deposit.reference}` } } });
-    return [body, { 'Stripe-Signature': await stripeSignature(body) }];
-  }
-  if (vendor === 'nowpayments') {
-    const payload = { payment_id: 5077125051, payment_status: 'finished', order_id: deposit.reference, price_amount: deposit.amount };
-    return [JSON.stringify(payload), { 'x-nowpayments-sig': await nowpaymentsSignature(payload) }];
-  }
-  if (vendor === 'cryptomus') {
-    return [await cryptomusSigned(JSON.stringify({ type: 'payment', uuid: deposit.invoiceId, order_id: deposit.reference, status: 'paid', payment_amount_usd: '10.00' })), {}];
-  }
-  const body = JSON.stringify({ type: 'InvoiceSettled', invoiceId: deposit.invoiceId, storeId: 'StoreAbc123' });
-  return [body, { 'BTCPay-Sig': await btcpaySignature(body) }];
-}
 
 /** NOWPayments is looked up by a payment id, learnt from a notification: an early IPN ("waiting") gives it. */
 async function learnPaymentId(vendor: Vendor, deposit: Deposit) {

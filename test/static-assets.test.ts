@@ -70,4 +70,18 @@ describe('static files under content-hashed URLs', () => {
     const page = await visit('/dashboard/sign-in');
     expect(page.headers.get('Cache-Control')).toBe('no-store');
   });
+
+  it('/docs: its rule refuses framing and inline scripts, and the page has no inline script for it to have to allow', () => {
+    const rule = headersFor('/docs');
+    expect(rule['content-security-policy']).toMatch(/^default-src 'none';/);
+    expect(rule['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(rule['content-security-policy']).toMatch(/script-src 'self'(;|$)/);
+    expect(rule['x-frame-options']).toBe('DENY');
+    const scripts = [...docsPage.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const [, attributes, body] of scripts) {
+      expect(attributes).toMatch(/src="\/[^"]+"/);
+      expect(body.trim()).toBe('');
+    }
+  });
 });

@@ -193,3 +193,22 @@ export function vendorSays(vendor: Vendor, deposit: VendorDepositRef, status: st
 
 /** The paid status word of each vendor's lookup. */
 export const PAID_STATUS: Record<Vendor, string> = { stripe: 'paid', nowpayments: 'finished', cryptomus: 'paid', btcpay: 'Settled' };
+
+/** The vendor's signed "paid" notification for a deposit, reporting `amount` dollars (BTCPay reports none). */
+export async function paidNotification(vendor: Vendor, deposit: VendorDepositRef & { invoiceId: string }, amount = deposit.amount): Promise<[string, Record<string, string>]> {
+  if (vendor === 'stripe') {
+    const session = { object: 'checkout.session', id: deposit.invoiceId, client_reference_id: deposit.reference, payment_status: 'paid', amount_total: Math.round(amount * 100), payment_intent: `pi_${deposit.reference}` };
+    const body = JSON.stringify({ id: 'evt_1', type: 'checkout.session.completed', data: { object: session } });
+    return [body, { 'Stripe-Signature': await stripeSignature(body) }];
+  }
+  if (vendor === 'nowpayments') {
+    const payload = { payment_id: 5077125051, payment_status: 'finished', order_id: deposit.reference, price_amount: amount };
+    return [JSON.stringify(payload), { 'x-nowpayments-sig': await nowpaymentsSignature(payload) }];
+  }
+  if (vendor === 'cryptomus') {
+    const body = JSON.stringify({ type: 'payment', uuid: deposit.invoiceId, order_id: deposit.reference, status: 'paid', payment_amount_usd: amount.toFixed(2) });
+    return [await cryptomusSigned(body), {}];
+  }
+  const body = JSON.stringify({ type: 'InvoiceSettled', invoiceId: deposit.invoiceId, storeId: 'StoreAbc123' });
+  return [body, { 'BTCPay-Sig': await btcpaySignature(body) }];
+}

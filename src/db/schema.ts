@@ -342,6 +342,7 @@ export const AUDIT_ACTIONS = [
   'stock.added',
   'deposit.marked_paid',
   'password_reset.created',
+  'deposit.refreshed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

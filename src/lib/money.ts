@@ -42,3 +42,9 @@ export function decimalToCents(value: unknown): number | null {
 
 /** Cents as a decimal string with exactly two decimals (`1050` → `"10.50"`), as vendors take amounts. */
 export const centsToDecimal = (cents: number) => `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
+
+/**
+ * The least a vendor's "paid" may report for a deposit of `cents`: the amount less 1 %, rounded down to the cent
+ * (exchange rates and fees move a crypto payment's USD value a little). Integer arithmetic only.
+ */
+export const leastPaidCents = (cents: number) => (cents * 99 - ((cents * 99) % 100)) / 100;

@@ -3,12 +3,21 @@ import type { AppEnv } from '../env';
 import { resilient } from '../db/d1';
 import { sha256Hex, timingSafeEqualStrings } from '../lib/crypto';
 import { ApiError, unauthorized } from '../lib/errors';
-import { apiKeyCaller, readAs } from '../services/caller';
+import { apiKeyCaller, readAs, type Caller } from '../services/caller';
 import { API_KEY_SHAPE, touchApiKey } from '../services/api-keys';
 import { enforceRateLimit } from './rate-limit';
 import { runAfterResponse } from './after-response';
 import { renderError } from './render-error';
 import type { Scope } from '../lib/scopes';
+
+// `c.var.caller` on every route: declared here, where the API key middleware sets it (the dashboard's session
+// middleware sets it too), rather than in src/env.ts, which names no service type.
+declare module 'hono' {
+  interface ContextVariableMap {
+    /** Who the request acts for (an API key, or a dashboard session), proved inside its own D1 batch (src/services/caller.ts). */
+    caller: Caller;
+  }
+}
 
 /**
  * X-API-Key header, else the `api_key` query parameter (the header wins when both are sent). Nothing is looked up

@@ -1,6 +1,9 @@
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../env';
 import { parseJsonExactly } from '../lib/exact-json';
+import { refuseDeepJson } from '../lib/json-depth';
+
+const JSON_TYPE = /^application\/([\w.-]+\+)?json\b/i;
 
 /**
  * Every JSON body of the API is read by `c.req.json()` (the zod-openapi validators, and the few handlers that read
@@ -10,5 +13,15 @@ import { parseJsonExactly } from '../lib/exact-json';
  */
 export const exactJsonBodies = createMiddleware<AppEnv>(async (c, next) => {
   c.req.json = (async () => parseJsonExactly(await c.req.text())) as typeof c.req.json;
+  await next();
+});
+
+/**
+ * A JSON body nested too deep is a 422 on every route, refused before any validator, reviver or handler walks it
+ * (src/lib/json-depth.ts), even on a route that ignores its body. Registered after the credential middleware, so a
+ * bad key or token still answers 401 first.
+ */
+export const refuseDeepJsonBodies = createMiddleware<AppEnv>(async (c, next) => {
+  if (JSON_TYPE.test(c.req.header('Content-Type') ?? '')) refuseDeepJson(await c.req.text());
   await next();
 });

@@ -9,7 +9,7 @@ import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLink
 import { idempotent } from '../middleware/idempotency';
 import { publishAfterResponse } from '../middleware/publish-events';
 import { purgeStock } from '../middleware/stock-cache';
-import { AdjustmentBody, ProductBody, productInput } from '../schemas/operator';
+import { AdjustmentBody, ProductBody, productInput, RefreshDepositBody } from '../schemas/operator';
 import { CreateUserBody } from '../schemas/users';
 import { addStock, checkedUpload, createProduct, MAX_ITEM_LENGTH, MAX_ITEMS_PER_UPLOAD, updateProduct, type StockUpload } from '../services/products';
 import { markDepositPaid, type CreditSnapshot } from '../services/deposits';
@@ -29,9 +29,11 @@ const asOperator = { owner: OPERATOR } as const;
 const tags = ['Admin'];
 
 // What `checkedUpload` enforces, as patterns for the document: an item once trimmed is at most MAX_ITEM_LENGTH
-// characters with no line break, and a blank one is skipped. Each input has one way to match (no runaway
-// backtracking in the tools that evaluate them).
-const TRIMMED_ITEM = `\\S(?:[^\\r\\n]{0,${MAX_ITEM_LENGTH - 2}}\\S)?`;
+// characters with no line break and no control character but the tab, and a blank one is skipped. Each input has one
+// way to match (no runaway backtracking in the tools that evaluate them).
+const ITEM_CHAR = '[^\\x00-\\x08\\x0a-\\x1f\\x7f-\\x9f]';
+const EDGE_CHAR = '[^\\s\\x00-\\x1f\\x7f-\\x9f]';
+const TRIMMED_ITEM = `${EDGE_CHAR}(?:${ITEM_CHAR}{0,${MAX_ITEM_LENGTH - 2}}${EDGE_CHAR})?`;
 const TEXT_LINE = `[^\\S\\n]*(?:${TRIMMED_ITEM}[^\\S\\n]*)?`;
 
 const StockUploadBody = z.object({
@@ -39,7 +41,7 @@ const StockUploadBody = z.object({
     .array(
       z.string('items must be strings').openapi({
         pattern: `^\\s*(?:${TRIMMED_ITEM}\\s*)?$`,
-        description: `trimmed: at most ${MAX_ITEM_LENGTH} characters, no line break; blank items are skipped`,
+        description: `trimmed: at most ${MAX_ITEM_LENGTH} characters, no line break or other control character but tab; blank items are skipped`,
       }),
     )
     .max(MAX_ITEMS_PER_UPLOAD, `at most ${MAX_ITEMS_PER_UPLOAD} items per call`),
@@ -47,7 +49,7 @@ const StockUploadBody = z.object({
 
 const StockUploadText = z.string().openapi({
   pattern: `^${TEXT_LINE}(?:\\n${TEXT_LINE})*$`,
-  description: `one item per line, each trimmed (so CR LF line ends work): at most ${MAX_ITEMS_PER_UPLOAD} non-blank lines of at most ${MAX_ITEM_LENGTH} characters`,
+  description: `one item per line, each trimmed (so CR LF line ends work): at most ${MAX_ITEMS_PER_UPLOAD} non-blank lines of at most ${MAX_ITEM_LENGTH} characters, no control character but tab`,
   example: 'CODE-1\nCODE-2',
 });
 
@@ -294,19 +296,25 @@ adminRouter.openapi(
     summary: "Ask the deposit's payment provider what happened to it, and apply the answer",
     description:
       "Asks the vendor's own API (10 s at most) and applies its answer as a verified notification with that status " +
-      'would be applied: paid credits exactly once. A deposit of a generic slot has no vendor to ask: 422. The vendor ' +
-      'cannot be reached or answers about another deposit: 503 `GATEWAY_UNAVAILABLE`, nothing changes.',
+      'would be applied: paid credits exactly once, a paid amount under the deposit less 1 % is `amount_mismatch`. The ' +
+      'vendor asked is the one the deposit was made with, even after its slot changed provider. A deposit of a generic ' +
+      'slot, or whose provider is no longer configured, has no vendor to ask: 422. `payment_id` (NOWPayments only, else ' +
+      "422) is used for this lookup and stored when the vendor's answer names this deposit; another deposit's payment: " +
+      '422, nothing changes. The vendor cannot be reached or answers about another deposit: 503 `GATEWAY_UNAVAILABLE`, ' +
+      'nothing changes. A refresh that credits or closes the deposit is on the audit log (`deposit.refreshed`).',
     security,
     parameters,
-    request: { params: IdParams },
+    request: { params: IdParams, body: jsonBody(RefreshDepositBody) },
     responses: { 200: jsonResponse(envelope(RefreshedDeposit), 'The deposit as after the answer'), ...errorResponses(401, 404, 422) },
   }),
   async (c) => {
     const answered = (result: LookupResult) => ({ status: 200 as const, body: ok(presentRefresh(result)) });
+    const body = c.req.valid('json');
+    const options = { paymentId: body.payment_id, actor: ADMIN_TOKEN_ACTOR };
     return idempotent(
       c,
-      {},
-      async (claim) => answered(await refreshDeposit(c.var.db, readConfig(c.env), c.req.valid('param').id, claim, publishAfterResponse(c))),
+      body,
+      async (claim) => answered(await refreshDeposit(c.var.db, readConfig(c.env), c.req.valid('param').id, options, claim, publishAfterResponse(c))),
       { ...asOperator, render: (snapshot) => answered(snapshot as LookupResult) },
     );
   },

@@ -2,6 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { readConfig } from '../env';
 import { envelope, ok } from '../lib/envelope';
 import { notFound, unauthorized } from '../lib/errors';
+import { refuseDeepJson } from '../lib/json-depth';
 import { createRouter, errorResponses, jsonResponse } from './openapi';
 import { publishAfterResponse } from '../middleware/publish-events';
 import { applyGatewayEvent } from '../services/deposits';
@@ -45,6 +46,8 @@ export const webhooksRouter = router.openapi(
     const gateway = findGateway(name, readConfig(c.env));
     if (!gateway) throw unauthorized('Missing or malformed webhook signature.');
     const rawBody = await c.req.text();
+    // Whatever its Content-Type: adapters parse the raw text, and a vendor's signature scheme may re-serialise it.
+    refuseDeepJson(rawBody);
     const applied =
       gateway.provider === 'generic'
         ? await applyGatewayEvent(c.var.db, name, await gateway.generic.parseWebhook(rawBody, c.req.raw.headers, Date.now()), publishAfterResponse(c))

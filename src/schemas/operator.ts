@@ -90,3 +90,16 @@ export const SalesQuery = z.object({
     .pipe(z.number().int().min(1, 'days must be an integer between 1 and 366').max(366, 'days must be an integer between 1 and 366'))
     .openapi({ type: 'integer', minimum: 1, maximum: 366, default: 30 }),
 });
+
+/** `POST /admin/deposits/{id}/refresh` and the console's "Ask the vendor": an optional vendor payment id (NOWPayments). */
+export const RefreshDepositBody = z.object({
+  payment_id: z
+    .string('payment_id must be a string')
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, 'payment_id must be 1 to 64 letters, digits, hyphens or underscores')
+    .optional()
+    .openapi({
+      description:
+        "The vendor's payment id, copied from the vendor's dashboard, for a NOWPayments deposit whose notifications never arrived. Used for this lookup, and stored when the vendor's answer names this deposit; another provider's deposit: 422.",
+      example: '5077125051',
+    }),
+});

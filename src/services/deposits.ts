@@ -1,7 +1,6 @@
 import { eq, sql, type SQL } from 'drizzle-orm';
 import { amountJson } from '../db/json';
 import { columnsOf, rowJson, rowsOf } from '../db/batch';
-import { writeBatch } from '../db/d1';
 import { getDb, type Db } from '../db/client';
 import { deposits, type DepositRow } from '../db/schema';
 import type { Config } from '../env';
@@ -147,7 +146,24 @@ export interface CreditRecords {
   publish?: Publish;
   /** The vendor's payment id, kept on the deposit (Stripe's payment intent finds a later refund or dispute). */
   paymentId?: string;
+  /** An operator's refresh: audited as `deposit.refreshed` when this batch changes the deposit. */
+  refresh?: RefreshAudit;
 }
+
+/** Who asked the vendor about a deposit on demand, and the vendor's status as received. */
+export interface RefreshAudit {
+  actor: Actor;
+  vendorStatus: string | null;
+}
+
+/** The `deposit.refreshed` entry of a refresh that credited or closed the deposit, for that change's batch. */
+const refreshedEntry = ({ vendorStatus }: RefreshAudit, outcome: 'credited' | 'closed', depositId: number, from: SQL) =>
+  ({
+    action: 'deposit.refreshed',
+    target: sql`${`deposit:${depositId}`}`,
+    details: sql`json_object('outcome', ${outcome}, 'vendor_status', ${vendorStatus})`,
+    from,
+  }) as const;
 
 /**
  * Credit a deposit exactly once: one batch whose ledger row is written only while the deposit is not yet paid and
@@ -160,14 +176,14 @@ export async function creditDeposit(
   d1: Db,
   deposit: DepositRow,
   transactionId: string,
-  { received, actor, claim, publish, paymentId }: CreditRecords = {},
+  { received, actor, claim, publish, paymentId, refresh }: CreditRecords = {},
 ): Promise<{ deposit: DepositRow; credited: boolean }> {
   const now = isoNow();
   const operationId = newOperationId();
   const creditedHere = sql`EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId})`;
   const event = newEvent('deposit.paid', now);
   const [read, credit, outbox] = (
-    await writeAsActor(d1, actor, {
+    await writeAsActor(d1, actor ?? refresh?.actor, {
       writes: [
         ...walletMovement({
           userId: deposit.userId,
@@ -206,6 +222,9 @@ export async function creditDeposit(
               ),
             ]
           : []),
+        ...(refresh
+          ? [auditEntry(refresh.actor, refreshedEntry(refresh, 'credited', deposit.id, sql`FROM wallet_transactions WHERE operation_id = ${operationId}`), now)]
+          : []),
       ],
       reads: [
         sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE id = ${deposit.id}`,
@@ -233,16 +252,19 @@ export async function closeDeposit(
   status: 'failed' | 'expired',
   received: ReceivedEvent,
   publish?: Publish,
+  refresh?: RefreshAudit,
 ): Promise<{ deposit: DepositRow; closed: boolean }> {
   const now = isoNow();
   const event = newEvent(`deposit.${status}`, now);
-  const { reads } = await writeBatch(d1, {
+  const closedHere = sql`FROM gateway_events WHERE reference = ${received.reference} AND outcome = 'closed'`;
+  const { reads } = await writeAsActor(d1, refresh?.actor, {
     writes: [
       logEvent(received, sql`(SELECT CASE WHEN status = 'pending' THEN 'closed' ELSE 'duplicate' END FROM deposits WHERE id = ${deposit.id})`),
       sql`UPDATE deposits SET status = ${status}, updated_at = ${now}
           WHERE id = ${deposit.id} AND status = 'pending'
             AND EXISTS (SELECT 1 FROM gateway_events WHERE reference = ${received.reference} AND outcome = 'closed')`,
       recordEvent(event, deposits, sql`id = ${deposit.id} AND status = ${status} AND updated_at = ${now}`),
+      ...(refresh ? [auditEntry(refresh.actor, refreshedEntry(refresh, 'closed', deposit.id, closedHere), now)] : []),
     ],
     reads: [
       sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE id = ${deposit.id}`,

@@ -152,13 +152,23 @@ export const MAX_ITEM_LENGTH = 4096;
 /** Trimmed, non-blank items; duplicates (within the call or already stocked) are skipped by the unique index. */
 export const normaliseItems = (items: string[]) => items.map((item) => item.trim()).filter((item) => item.length > 0);
 
-/** Upload items, trimmed and non-blank: the same limits for JSON, text bodies and the console's form (422 on `items`). */
+/**
+ * A control character an item may not contain: every one (C0, DEL, C1) but the tab, which separates fields of an item
+ * such as `login<TAB>password`. Buyers receive items as text, one per line in the export.
+ */
+export const ITEM_CONTROL = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/;
+
+/**
+ * Upload items, trimmed and non-blank: the one validator of the admin API (JSON and text bodies) and the console's
+ * upload (form and file), so an item one path refuses the other refuses too (422 on `items`).
+ */
 export function checkedUpload(raw: string[]): string[] {
   const items = normaliseItems(raw);
   if (items.length > MAX_ITEMS_PER_UPLOAD) throw fieldError('items', `at most ${MAX_ITEMS_PER_UPLOAD} items per call`);
   // Characters are code points, as JSON Schema counts them.
   if (items.some((item) => [...item].length > MAX_ITEM_LENGTH)) throw fieldError('items', `an item may be at most ${MAX_ITEM_LENGTH} characters`);
   if (items.some((item) => /[\r\n]/.test(item))) throw fieldError('items', 'an item may not contain line breaks');
+  if (items.some((item) => ITEM_CONTROL.test(item))) throw fieldError('items', 'an item may not contain control characters (NUL, escape...); a tab is allowed');
   return items;
 }
 

@@ -6,7 +6,7 @@ import { deposits, type DepositRow } from '../db/schema';
 import type { Config } from '../env';
 import { ApiError } from '../lib/errors';
 import { isoNow } from '../lib/time';
-import { GATEWAYS } from './gateways';
+import { findGateway, GATEWAYS } from './gateways';
 import { CHANGES, lookupGateway, lookUpDeposit, stampChecked } from './vendor-payments';
 
 // The scheduled half of "Payments that cannot be lost": every run asks the vendors about real-provider deposits that
@@ -29,22 +29,20 @@ export interface PollReport {
 }
 
 /**
- * The open real-provider deposits of slots still served by the provider that made them, asked longest ago first
+ * The open real-provider deposits whose provider some slot is configured with now, asked longest ago first
  * (never asked first). Served by `deposits_vendor_open` (named, so the planner cannot prefer the wider status index):
  * a range of `expires_at` over open vendor deposits only, however many paid, generic or long-expired ones exist.
  */
 export function pollCandidates(config: Config, nowMs: number, limit: number) {
-  const servedBy = GATEWAYS.flatMap((name) => {
-    const gateway = lookupGateway(config, { gateway: name, provider: config.slots[name].provider });
-    return gateway ? [sql`(gateway = ${name} AND provider = ${gateway.provider})`] : [];
-  });
-  if (servedBy.length === 0) return null;
+  // A deposit is asked about through any slot now configured with the provider it was made with (lookupGateway).
+  const configured = new Set(GATEWAYS.map((name) => findGateway(name, config)?.provider).filter((provider) => provider !== undefined && provider !== 'generic'));
+  if (configured.size === 0) return null;
   const quiet = isoNow(nowMs - config.gatewayPollMinutes * 60_000);
   return sql`
     SELECT ${columnsOf(deposits)} FROM deposits INDEXED BY deposits_vendor_open
     WHERE provider <> 'generic' AND status IN ('pending', 'expired') AND expires_at > ${isoNow(nowMs - OPEN_AFTER_EXPIRY_MS)}
       AND created_at <= ${quiet} AND (last_checked_at IS NULL OR last_checked_at <= ${quiet})
-      AND (${sql.join(servedBy, sql` OR `)})
+      AND provider IN (${sql.join([...configured].map((provider) => sql`${provider}`), sql`, `)})
     ORDER BY last_checked_at, id
     LIMIT ${limit}`;
 }

@@ -3,7 +3,7 @@ import { columnsOf, rowsOf, runBatch } from '../db/batch';
 import type { Db } from '../db/client';
 import { writeBatch } from '../db/d1';
 import { events, webhookEndpoints, type EventRow, type WebhookEndpointRow } from '../db/schema';
-import type { Config } from '../env';
+import type { Config, DeliveryMessage } from '../env';
 import { signatureHeader } from '../lib/signature';
 import { isoNow } from '../lib/time';
 import { webhookUrlProblem } from '../lib/webhook-url';
@@ -12,10 +12,7 @@ import { webhookUrlProblem } from '../lib/webhook-url';
 // schedule and never delays another. Retries are the platform's (`message.retry` with a delay); what exhausted
 // WEBHOOK_MAX_ATTEMPTS goes to the dead-letter queue.
 
-export interface DeliveryMessage {
-  event_id: string;
-  endpoint_id: number;
-}
+export type { DeliveryMessage };
 
 export const DELIVERY_TIMEOUT_MS = 10_000;
 /** The longest delay Queues accept for a retry (12 hours). */

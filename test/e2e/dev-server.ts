@@ -36,6 +36,9 @@ export async function startDevServer(port: number): Promise<DevServer> {
       ...['run', 'dev', '--', '--var', `ADMIN_TOKEN:${adminToken}`, '--var', 'DEV_CHECKOUT:true', '--var', 'DASHBOARD_SIGNUP:open'],
       // Webhook receivers of the tests run on 127.0.0.1, and a failed delivery is retried after 1 s, 2 s...
       ...['--var', 'ALLOW_LOCAL_WEBHOOK_URLS:true', '--var', 'WEBHOOK_RETRY_BASE_SECONDS:1'],
+      // Every slot is the generic adapter (its local checkout page), whatever provider block the developer's
+      // .dev.vars turns on: `--var` wins over .dev.vars.
+      ...['ONE', 'TWO', 'THREE'].flatMap((slot) => ['--var', `GATEWAY_${slot}_PROVIDER:generic`]),
     ],
     {
       env: { ...shell, PORT: String(port), DEV_STATE_DIR: state, WRANGLER_REGISTRY_PATH: join(state, 'registry'), WRANGLER_SEND_METRICS: 'false' },

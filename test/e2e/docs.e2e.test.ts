@@ -36,6 +36,15 @@ describe('static files beside the worker ([assets] in wrangler.toml)', () => {
     }
   });
 
+  it('sends /docs with a Content-Security-Policy that forbids framing and inline scripts', async () => {
+    const res = await globalThis.fetch(`${server.origin}/docs`);
+    const csp = res.headers.get('Content-Security-Policy') ?? '';
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toMatch(/script-src[^;]*unsafe/);
+    expect(res.headers.get('X-Frame-Options')).toBe('DENY');
+  });
+
   it('leaves the API, the badge, the checkout pages and unknown paths to the worker', async () => {
     const api = await fetch(`${server.api}`);
     expect([api.status, ranWorker(api)]).toEqual([200, true]);
@@ -59,6 +68,11 @@ describe.runIf(browserAvailable)('GET /docs in a real browser', () => {
 
   it('renders the reference offline, from static assets, and finds the purchase operation', async () => {
     const page = await browser.newPage();
+    // Anything the page's Content-Security-Policy blocks is reported on the console.
+    const blocked: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) blocked.push(message.text());
+    });
     const offHost: string[] = [];
     await page.route('**/*', (route) => {
       const url = new URL(route.request().url());
@@ -72,5 +86,6 @@ describe.runIf(browserAvailable)('GET /docs in a real browser', () => {
     expect(await purchase.textContent()).toContain('Buy a product');
     await page.screenshot({ path: process.env.DOCS_SCREENSHOT ?? '/tmp/docs.png' });
     expect(offHost).toEqual([]);
+    expect(blocked).toEqual([]);
   });
 });

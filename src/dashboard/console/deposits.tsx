@@ -3,7 +3,7 @@ import { readConfig, type AppEnv } from '../../env';
 import { ApiError } from '../../lib/errors';
 import { publishAfterResponse } from '../../middleware/publish-events';
 import { requireOperatorSession } from '../../middleware/session';
-import { DepositsQuery } from '../../schemas/operator';
+import { DepositsQuery, RefreshDepositBody } from '../../schemas/operator';
 import { operatorActor } from '../../services/audit-log';
 import { queryAsOperator } from '../../services/caller';
 import { markDepositPaid } from '../../services/deposits';
@@ -11,8 +11,8 @@ import type { GatewayOutcome } from '../../services/gateway-events';
 import { GATEWAYS } from '../../services/gateways';
 import { operatorDepositsQuery, type OperatorDeposit } from '../../services/operator-deposits';
 import { lookupGateway, refreshDeposit } from '../../services/vendor-payments';
-import { Money, Notice, Pager, Status, When } from '../components';
-import { idFromPath, parseForm, sameOriginForm } from '../forms';
+import { Field, Money, Notice, Pager, Status, When } from '../components';
+import { idFromPath, parseForm, readForm, sameOriginForm } from '../forms';
 import { page } from '../layout';
 import { DataTable } from '../tables';
 
@@ -54,6 +54,10 @@ function DepositActions({ deposit, askable }: { deposit: OperatorDeposit; askabl
       )}
       {askable && deposit.status !== 'paid' && (
         <form method="post" action={`${DEPOSITS}/${deposit.id}/refresh`} class="inline">
+          {deposit.provider === 'nowpayments' && (
+            // For a payment whose notifications never arrived: NOWPayments is looked up by its payment id.
+            <Field name="payment_id" label="Vendor payment id" idPrefix={`deposit-${deposit.id}`} maxlength={64} autocomplete="off" />
+          )}
           <button type="submit" class="secondary" aria-describedby={describedBy}>
             Ask the vendor
           </button>
@@ -165,8 +169,11 @@ export const consoleDeposits = new Hono<AppEnv>()
     const id = idFromPath(c.req.param('id'), 'Deposit');
     // The refresh proves no session of its own: the operator is proved before the vendor is asked or anything written.
     await queryAsOperator(c.var.db, c.var.caller, []);
+    const typed = (await readForm(c)).payment_id?.trim();
     try {
-      const { outcome } = await refreshDeposit(c.var.db, readConfig(c.env), id, undefined, publishAfterResponse(c));
+      const { payment_id: paymentId } = parseForm(RefreshDepositBody, typed ? { payment_id: typed } : {});
+      const options = { paymentId, actor: operatorActor(c.var.caller) };
+      const { outcome } = await refreshDeposit(c.var.db, readConfig(c.env), id, options, undefined, publishAfterResponse(c));
       return c.redirect(`${DEPOSITS}?${new URLSearchParams({ asked: String(id), outcome })}#deposit-${id}`, 303);
     } catch (err) {
       // No vendor to ask (a generic slot's deposit), or the vendor cannot tell: the page again, nothing changed.

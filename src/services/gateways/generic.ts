@@ -6,7 +6,7 @@ import { parseJsonExactly } from '../../lib/exact-json';
 import { fieldErrors, unauthorized, validationFailed } from '../../lib/errors';
 import { usdAmount } from '../../lib/validation';
 import { parseSignatureHeader, SIGNATURE_TOLERANCE_SECONDS, signatureHeader } from '../../lib/signature';
-import { isCryptoGateway, type GatewayName } from './slots';
+import { isCryptoGateway, slotSettings, type GatewayName } from './slots';
 
 export const WEBHOOK_STATUSES = ['paid', 'failed', 'expired'] as const;
 export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
@@ -53,7 +53,7 @@ export class GenericGateway {
   }
 
   private get secret() {
-    return this.config.slots[this.name].webhookSecret;
+    return slotSettings(this.config, this.name).webhookSecret;
   }
 
   invoiceColumns(depositId: SQL): InvoiceColumns {

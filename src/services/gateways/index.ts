@@ -4,7 +4,7 @@ import { btcpayAdapter } from './btcpay';
 import { cryptomusAdapter } from './cryptomus';
 import { GenericGateway } from './generic';
 import { nowpaymentsAdapter } from './nowpayments';
-import { GATEWAYS, isCryptoGateway, usableSlot, type GatewayName, type ProviderName, type Slot, type VendorName } from './slots';
+import { GATEWAYS, isCryptoGateway, slotSettings, usableSlot, type GatewayName, type ProviderName, type Slot, type VendorName } from './slots';
 import { stripeAdapter } from './stripe';
 import type { VendorAdapter, VendorFactory } from './types';
 
@@ -42,7 +42,7 @@ export type PaymentGateway = { name: GatewayName; isCrypto: boolean; slot: Slot 
 
 /** The slot's gateway, or null when the slot is not available (its reason logged once). */
 export function findGateway(name: GatewayName, config: Config): PaymentGateway | null {
-  const slot = usableSlot(name, config.slots[name]);
+  const slot = usableSlot(name, slotSettings(config, name));
   if (!slot) return null;
   const base = { name, isCrypto: isCryptoGateway(name), slot };
   return slot.provider === 'generic'

@@ -1,4 +1,4 @@
-import type { Bindings } from '../../env';
+import type { Bindings, Config } from '../../env';
 
 // The three gateway slots of the spec (`gateway_one`/`crypto`, `gateway_two`: crypto; `gateway_three`: USD) and the
 // provider that serves each, chosen by configuration (`GATEWAY_<SLOT>_*`). The generic adapter is the default.
@@ -64,18 +64,17 @@ const SETTING_NAMES: Record<keyof Omit<SlotSettings, 'provider'>, string> = {
 
 const setting = (value: string | undefined) => (value && value.trim() !== '' ? value.trim() : undefined);
 
-export function readSlots(env: Bindings): Record<GatewayName, SlotSettings> {
-  const read = (name: GatewayName): SlotSettings => {
-    const prefix = PREFIX[name];
-    return {
-      provider: (setting(env[`${prefix}_PROVIDER`]) ?? 'generic').toLowerCase(),
-      apiKey: setting(env[`${prefix}_API_KEY`]),
-      webhookSecret: setting(env[`${prefix}_WEBHOOK_SECRET`]),
-      account: setting(env[`${prefix}_ACCOUNT`]),
-      apiUrl: setting(env[`${prefix}_API_URL`]),
-    };
+/** A slot's settings as its `GATEWAY_<SLOT>_*` vars say (whether they make a usable slot: `slotStatus`). */
+export function slotSettings(config: Pick<Config, 'vars'>, name: GatewayName): SlotSettings {
+  const prefix = PREFIX[name];
+  const vars: Readonly<Bindings> = config.vars;
+  return {
+    provider: (setting(vars[`${prefix}_PROVIDER`]) ?? 'generic').toLowerCase(),
+    apiKey: setting(vars[`${prefix}_API_KEY`]),
+    webhookSecret: setting(vars[`${prefix}_WEBHOOK_SECRET`]),
+    account: setting(vars[`${prefix}_ACCOUNT`]),
+    apiUrl: setting(vars[`${prefix}_API_URL`]),
   };
-  return { gateway_one: read('gateway_one'), gateway_two: read('gateway_two'), gateway_three: read('gateway_three') };
 }
 
 const providersOf = (name: GatewayName): readonly ProviderName[] =>
