@@ -47,6 +47,8 @@ const STATE_RULES: Array<{ code?: string; field?: string; message?: RegExp }> = 
   { field: 'id', message: /has no payment provider to ask/ },
   // A payment provider refusing an invoice (a real provider on the slot).
   { code: 'GATEWAY_REJECTED' },
+  // An API key's expiry must be later than now: the document cannot say when now is.
+  { field: 'expires_at', message: /must be in the future/ },
 ];
 
 const doc = (await (await SELF.fetch(`${BASE}/openapi.json`)).json()) as Doc;

@@ -425,3 +425,35 @@ describe('D1 round trips of the operator console and its JSON twin', () => {
     expect(res.trips.length).toBe(1);
   });
 });
+
+describe('D1 round trips of narrowed API keys', () => {
+  // Scope, address, expiry and the daily cap ride in the request's own batch: a narrowed key, allowed or refused,
+  // still costs one round trip.
+  async function narrowed(limits: Record<string, unknown>) {
+    const user = await newUser({ balance: 50 });
+    const { productId } = await fixtures(user);
+    const created = await call('/api-keys', { key: user.key, body: { name: 'narrow', ...limits } });
+    expect(created.status, created.text).toBe(201);
+    return { key: created.json.data.key as string, productId };
+  }
+  const here = { 'CF-Connecting-IP': '203.0.113.5' };
+  const narrowCases: Array<[string, Record<string, unknown>, number, (key: string, productId: number) => [string, CallOptions]]> = [
+    ['purchase within scope, address and cap', { scopes: ['orders'], allowed_ips: ['203.0.113.0/24'], spend_limit_per_day: 10 }, 201,
+      (key, productId) => ['/orders', { key, headers: here, body: { product_id: productId, quantity: 1 } }]],
+    ['purchase over the daily cap (403 SPEND_LIMIT_REACHED)', { spend_limit_per_day: 1.5 }, 403,
+      (key, productId) => ['/orders', { key, body: { product_id: productId, quantity: 2 } }]],
+    ['purchase without the scope (403 INSUFFICIENT_SCOPE)', { scopes: ['read'] }, 403,
+      (key, productId) => ['/orders', { key, body: { product_id: productId, quantity: 1 } }]],
+    ['GET from outside the allowed IPs (403 IP_NOT_ALLOWED)', { allowed_ips: ['10.0.0.0/8'] }, 403, (key) => ['/wallet/balance', { key, headers: here }]],
+    ['POST /api-keys wider than its maker (403 INSUFFICIENT_SCOPE)', { scopes: ['read', 'keys'] }, 403,
+      (key) => ['/api-keys', { key, body: { name: 'wider', scopes: ['orders'] } }]],
+  ];
+  for (const [name, limits, status, request] of narrowCases) {
+    it(`${name}: one round trip`, async () => {
+      const { key, productId } = await narrowed(limits);
+      const { status: answered, trips } = await measure(...request(key, productId));
+      expect(answered).toBe(status);
+      expect(trips.length, JSON.stringify(trips)).toBe(1);
+    });
+  }
+});

@@ -1,12 +1,12 @@
 import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../env';
 import { requireSession } from '../middleware/session';
-import { CreateApiKeyBody } from '../schemas/api-keys';
 import { runIdempotent } from '../middleware/idempotency';
 import { createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeApiKey, type CreatedKey, type KeyRow } from '../services/api-keys';
 import { Alert, Field, IdempotencyKey, Notice, When } from './components';
-import { formHandler, idFromPath, parseForm, sameOriginForm, type FormFields, type FormProblem } from './forms';
+import { formHandler, idFromPath, sameOriginForm, type FormFields, type FormProblem } from './forms';
 import { page } from './layout';
+import { KeyLimitFields, keyLimitsText, keyRequestFromForm } from './key-limits';
 import { DataTable, type Column } from './tables';
 
 // API keys: the same create, list and revoke as /api-keys. A new key is shown once, in the answer to the form post
@@ -17,6 +17,7 @@ import { DataTable, type Column } from './tables';
 const KEY_COLUMNS: Column<Awaited<ReturnType<typeof listApiKeys>>[number]>[] = [
   { label: 'Name', cell: (key) => key.name },
   { label: 'Key', cell: (key) => <code>{key.key_preview}</code> },
+  { label: 'May do', cell: (key) => keyLimitsText(key) },
   { label: 'Last used', cell: (key) => <When iso={key.last_used_at} /> },
   { label: 'Created', cell: (key) => <When iso={key.created_at} /> },
   {
@@ -74,6 +75,7 @@ async function keysPage(c: Context<AppEnv>, { created, alreadyCreated, values, p
             <form method="post" action="/dashboard/keys" class="row">
               <IdempotencyKey />
               <Field name="name" label="Name" value={values?.name} problem={problem} required maxlength={100} />
+              <KeyLimitFields values={values} problem={problem} />
               <button type="submit">Create key</button>
             </form>
             <p class="muted">{`At most ${MAX_ACTIVE_KEYS} active keys.`}</p>
@@ -95,13 +97,13 @@ export const keysPages = new Hono<AppEnv>()
     requireSession,
     formHandler(
       async (c, fields) => {
-        const { name } = parseForm(CreateApiKeyBody, fields);
+        const request = keyRequestFromForm(fields);
         const source = { key: fields.idempotency_key, field: 'idempotency_key' };
         const { body, replayed } = await runIdempotent<KeyRow, 200>(
           c,
           source,
-          { name },
-          async (claim) => ({ status: 200, body: await createApiKey(c.var.db, c.var.caller, name, claim) }),
+          request,
+          async (claim) => ({ status: 200, body: await createApiKey(c.var.db, c.var.caller, request, claim) }),
           { render: (snapshot) => ({ status: 200, body: snapshot as KeyRow }) },
         );
         return keysPage(c, replayed ? { alreadyCreated: body } : { created: body as CreatedKey });

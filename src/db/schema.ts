@@ -37,6 +37,13 @@ export const apiKeys = sqliteTable(
     lastUsedAt: text('last_used_at'),
     createdAt: text('created_at').notNull(),
     revokedAt: text('revoked_at'),
+    /** Bitmask of src/lib/scopes.ts; existing keys have every scope. */
+    scopes: integer('scopes').notNull().default(63),
+    spendLimitCents: integer('spend_limit_cents'),
+    /** JSON array of the addresses and CIDR ranges as given; `ipRanges` is the same as [start, end] hex pairs. */
+    allowedIps: text('allowed_ips'),
+    ipRanges: text('ip_ranges'),
+    expiresAt: text('expires_at'),
   },
   (t) => [
     uniqueIndex('api_keys_key_hash_unique').on(t.keyHash),
@@ -93,9 +100,12 @@ export const orders = sqliteTable(
     discountAmountCents: integer('discount_amount_cents').notNull().default(0),
     /** The coupon's code, or null. */
     coupon: text('coupon'),
+    /** The API key that placed the order (NULL from the dashboard): its daily spend limit sums these. */
+    apiKeyId: integer('api_key_id').references(() => apiKeys.id),
   },
   (t) => [
     uniqueIndex('orders_order_number_unique').on(t.orderNumber),
+    index('orders_api_key_created').on(t.apiKeyId, t.createdAt).where(sql`api_key_id IS NOT NULL`),
     index('orders_user_created').on(t.userId, t.createdAt, t.id),
     index('orders_status_created').on(t.status, t.createdAt),
     index('orders_created').on(t.createdAt, t.id),
@@ -265,6 +275,10 @@ export const EVENT_TYPES = [
   'deposit.failed',
   'deposit.expired',
   'balance.adjusted',
+  // Catalogue events: shop-wide, only for endpoints subscribed to them by name (src/services/catalogue-events.ts).
+  'product.restocked',
+  'product.price_changed',
+  'product.unavailable',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -282,7 +296,7 @@ export const events = sqliteTable(
   },
   (t) => [
     uniqueIndex('events_id_unique').on(t.id),
-    uniqueIndex('events_once_per_object').on(t.type, t.objectId),
+    uniqueIndex('events_once_per_object').on(t.type, t.objectId).where(sql`type NOT LIKE 'product.%'`),
     index('events_user_created').on(t.userId, t.createdAt, t.seq),
     index('events_created').on(t.createdAt),
     index('events_outbox').on(t.createdAt).where(sql`enqueued_at IS NULL`),

@@ -1,4 +1,4 @@
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+export const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const encoder = new TextEncoder();
 
 /** Uniformly random base62 string (rejection sampling, no modulo bias). */

@@ -8,6 +8,9 @@ export const ERROR_STATUS = {
   // EMAIL_VERIFICATION=required: a deposit or purchase by a user whose email is not verified yet.
   EMAIL_NOT_VERIFIED: 403,
   API_KEY_LIMIT_REACHED: 400,
+  INSUFFICIENT_SCOPE: 403,
+  SPEND_LIMIT_REACHED: 403,
+  IP_NOT_ALLOWED: 403,
   NOT_FOUND: 404,
   VALIDATION_FAILED: 422,
   INSUFFICIENT_BALANCE: 400,
@@ -51,6 +54,10 @@ export const notFound = (what: string) => new ApiError('NOT_FOUND', `${what} not
 
 export const unauthorized = (message = 'A valid API key is required (X-API-Key header).') =>
   new ApiError('UNAUTHORIZED', message);
+
+/** A key without the scope(s) a request needs, or asking for a key wider than itself. */
+export const insufficientScope = (scopes: string[], message = `This API key lacks the scope this request needs: ${scopes.join(', ')}.`) =>
+  new ApiError('INSUFFICIENT_SCOPE', message, { scope: scopes });
 
 export const validationFailed = (errors: FieldErrors, message = 'The given data was invalid.') =>
   new ApiError('VALIDATION_FAILED', message, errors);

@@ -8,6 +8,7 @@ import { API_KEY_SHAPE, touchApiKey } from '../services/api-keys';
 import { enforceRateLimit } from './rate-limit';
 import { runAfterResponse } from './after-response';
 import { renderError } from './render-error';
+import type { Scope } from '../lib/scopes';
 
 // `c.var.caller` on every route: declared here, where the API key middleware sets it (the dashboard's session
 // middleware sets it too), rather than in src/env.ts, which names no service type.
@@ -29,13 +30,15 @@ export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
   if (!API_KEY_SHAPE.test(presented)) throw unauthorized('The API key is invalid or has been revoked.');
   const keyHash = await sha256Hex(presented);
   await enforceRateLimit(c.env.API_KEY_RATE_LIMITER, `key:${keyHash}`);
-  const caller = apiKeyCaller(keyHash);
+  const caller = apiKeyCaller(keyHash, c.req.header('CF-Connecting-IP'));
   c.set('caller', caller);
   await next();
   // A request refused before its batch ran (invalid fields, unknown route...) has not proved its key: a bad key must
   // still answer 401, so the refusal pays for one proof read. Successes never do.
-  if (!caller.proved && c.res.status >= 400 && c.res.status < 500 && ![401, 429].includes(c.res.status)) {
+  if (!caller.proved && !caller.refused && c.res.status >= 400 && c.res.status < 500 && ![401, 429].includes(c.res.status)) {
     await readAs(c.var.db, caller, []).catch((err) => {
+      // A live key refused here (scope, address) keeps the answer it got: an unknown route stays a 404.
+      if (caller.refused) return;
       if (!(err instanceof ApiError && err.code === 'UNAUTHORIZED')) throw err;
       c.res = undefined;
       c.res = renderError(err, c);
@@ -45,6 +48,16 @@ export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
   const touch = caller.proved && touchApiKey(resilient(c.env.DB), keyHash, caller.proved.lastUsedAt);
   if (touch) runAfterResponse(c, touch);
 });
+
+/**
+ * The scope a route needs, set on the request's caller before the handler builds its batch (see `needsScope` in
+ * src/routes/openapi.ts, where each route declares it). A route that declares none needs every scope.
+ */
+export const requireScope = (scope: Scope) =>
+  createMiddleware<AppEnv>(async (c, next) => {
+    c.var.caller.requiredScope = scope;
+    await next();
+  });
 
 /** Operator routes: `Authorization: Bearer <ADMIN_TOKEN>`; without a configured token nothing gets in. */
 export const requireAdmin = createMiddleware<AppEnv>(async (c, next) => {

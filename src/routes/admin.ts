@@ -211,7 +211,7 @@ export const adminRouter = createRouter()
         c,
         body,
         async (claim) => {
-          const product = await updateProduct(c.var.db, ADMIN_TOKEN_ACTOR, c.req.valid('param').id, productInput(body), claim);
+          const product = await updateProduct(c.var.db, ADMIN_TOKEN_ACTOR, c.req.valid('param').id, productInput(body), claim, publishAfterResponse(c));
           await purgeStock(c, [product.id]);
           return updated(product);
         },
@@ -237,7 +237,7 @@ export const adminRouter = createRouter()
         c,
         { items },
         async (claim) => {
-          const upload = await addStock(c.var.db, ADMIN_TOKEN_ACTOR, id, items, claim);
+          const upload = await addStock(c.var.db, ADMIN_TOKEN_ACTOR, id, items, claim, publishAfterResponse(c));
           await purgeStock(c, [id]);
           return added(upload);
         },

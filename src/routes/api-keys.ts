@@ -1,8 +1,16 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { envelope, messageEnvelope, ok } from '../lib/envelope';
-import { createRouter, errorResponses, IdParams, idLinks, jsonBody, jsonResponse, securedByApiKey } from './openapi';
-import { CreateApiKeyBody } from '../schemas/api-keys';
+import { createRouter, errorResponses, IdParams, idLinks, jsonBody, jsonResponse, needsScope } from './openapi';
+import { CreateApiKeyBody, ScopeName } from '../schemas/api-keys';
 import { createApiKey, listApiKeys, revokeApiKey } from '../services/api-keys';
+
+/** What a key may do, shown on every key. */
+const keyLimits = {
+  scopes: z.array(ScopeName),
+  spend_limit_per_day: z.number().nullable().openapi({ description: 'USD per UTC day; null: no limit' }),
+  allowed_ips: z.array(z.string()).nullable().openapi({ description: 'addresses and CIDR ranges; null: anywhere' }),
+  expires_at: z.string().nullable().openapi({ format: 'date-time', description: 'null: never' }),
+};
 
 const ApiKey = z
   .object({
@@ -11,6 +19,8 @@ const ApiKey = z
     key_preview: z.string().openapi({ example: 'sk_live_****a1B2' }),
     last_used_at: z.string().nullable().openapi({ format: 'date-time' }),
     created_at: z.string().openapi({ format: 'date-time' }),
+    ...keyLimits,
+    spent_today: z.number().openapi({ description: "USD of this key's purchases since 00:00 UTC, cancelled ones included" }),
   })
   .openapi('ApiKey');
 
@@ -22,6 +32,7 @@ const CreatedApiKey = z
     api_key: z.string().openapi({ description: 'same value as `key`' }),
     key_preview: z.string(),
     created_at: z.string().openapi({ format: 'date-time' }),
+    ...keyLimits,
   })
   .openapi('CreatedApiKey');
 
@@ -35,7 +46,7 @@ export const apiKeysRouter = createRouter()
       operationId: 'listApiKeys',
       tags,
       summary: 'List active API keys',
-      security: securedByApiKey,
+      ...needsScope('read'),
       responses: { 200: jsonResponse(envelope(z.array(ApiKey)), 'Active keys, newest first'), ...errorResponses(401, 429) },
     }),
     async (c) => c.json(ok(await listApiKeys(c.var.db, c.var.caller)), 200),
@@ -47,15 +58,15 @@ export const apiKeysRouter = createRouter()
       operationId: 'createApiKey',
       tags,
       summary: 'Create an API key (at most 5 active)',
-      security: securedByApiKey,
+      ...needsScope('keys'),
       request: { body: jsonBody(CreateApiKeyBody) },
       responses: {
         201: jsonResponse(envelope(CreatedApiKey), 'The new key; the full key is never shown again', idLinks('/data/id', { revokeApiKey: 'id' })),
-        ...errorResponses(400, 401, 422, 429),
+        ...errorResponses(400, 401, 403, 422, 429),
       },
     }),
     async (c) => {
-      const key = await createApiKey(c.var.db, c.var.caller, c.req.valid('json').name);
+      const key = await createApiKey(c.var.db, c.var.caller, c.req.valid('json'));
       return c.json(ok(key, 'API key created. Store it now: it will not be shown again.'), 201);
     },
   )
@@ -66,7 +77,7 @@ export const apiKeysRouter = createRouter()
       operationId: 'revokeApiKey',
       tags,
       summary: 'Revoke an API key',
-      security: securedByApiKey,
+      ...needsScope('keys'),
       request: { params: IdParams },
       responses: { 200: jsonResponse(messageEnvelope, 'Revoked'), ...errorResponses(401, 404, 422, 429) },
     }),

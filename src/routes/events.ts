@@ -1,10 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { EVENT_TYPES, type DeliveryRow, type EventRow, type EventType } from '../db/schema';
 import { envelope, ok } from '../lib/envelope';
-import { createRouter, errorResponses, jsonResponse, securedByApiKey } from './openapi';
+import { createRouter, errorResponses, jsonResponse, needsScope } from './openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
 import { EVENT_ID_SHAPE, getEvent, listEvents } from '../services/events';
-import { Deposit, Order, presentDeposit, presentOrder, presentTransaction, Transaction } from './representations';
+import { ProductEventObject, Deposit, Order, presentProductEventObject, presentDeposit, presentOrder, presentTransaction, Transaction } from './representations';
 
 const timestamp = z.string().openapi({ format: 'date-time' });
 
@@ -14,8 +14,9 @@ export const Event = z
     type: z.enum(EVENT_TYPES),
     created_at: timestamp,
     data: z.object({
-      object: z.union([Order, Deposit, Transaction]).openapi({
-        description: 'The order (order.*), deposit (deposit.*) or wallet transaction (balance.adjusted) as the API renders it elsewhere, right after the change',
+      object: z.union([Order, Deposit, Transaction, ProductEventObject]).openapi({
+        description:
+          'The order (order.*), deposit (deposit.*) or wallet transaction (balance.adjusted) as the API renders it elsewhere, right after the change; for product.* the public stock entry (with previous_price on product.price_changed)',
       }),
     }),
   })
@@ -44,6 +45,9 @@ const presenters: Record<EventType, (row: never) => z.infer<typeof Event>['data'
   'deposit.failed': presentDeposit,
   'deposit.expired': presentDeposit,
   'balance.adjusted': presentTransaction,
+  'product.restocked': presentProductEventObject,
+  'product.price_changed': presentProductEventObject,
+  'product.unavailable': presentProductEventObject,
 };
 
 /** The event with its object rendered from the row snapshot by the resource's own presenter. */
@@ -83,7 +87,7 @@ export const eventsRouter = createRouter()
       operationId: 'listEvents',
       tags,
       summary: 'The last 30 days of events about your orders, deposits and balance, newest first',
-      security: securedByApiKey,
+      ...needsScope('read'),
       request: { query: EventsQuery },
       responses: { 200: jsonResponse(pagedEnvelope(Event), 'A page of events'), ...errorResponses(401, 422, 429) },
     }),
@@ -100,7 +104,7 @@ export const eventsRouter = createRouter()
       operationId: 'getEvent',
       tags,
       summary: 'One event with its webhook delivery attempts (newest first)',
-      security: securedByApiKey,
+      ...needsScope('read'),
       request: { params: EventParams },
       responses: { 200: jsonResponse(envelope(EventWithDeliveries), 'The event'), ...errorResponses(401, 404, 422, 429) },
     }),

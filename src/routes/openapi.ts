@@ -1,5 +1,7 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../env';
+import { requireScope } from '../middleware/auth';
+import type { Scope } from '../lib/scopes';
 import { ErrorBody } from '../lib/envelope';
 import { fieldErrors, validationFailed } from '../lib/errors';
 import { ID_TEXT, IDEMPOTENCY_KEY, MAX_PATH_ID } from '../lib/validation';
@@ -41,7 +43,7 @@ export const idLinks = (pointer: string, targets: Record<string, string>) =>
 const ERROR_DESCRIPTIONS = {
   400: 'Business rule rejected the request (see `code`)',
   401: 'Missing, invalid or revoked credentials (`UNAUTHORIZED`)',
-  403: 'Form post from another origin (`FORBIDDEN`); a deposit or purchase before the email is verified (`EMAIL_NOT_VERIFIED`, with EMAIL_VERIFICATION=required)',
+  403: "A form post from another origin (`FORBIDDEN`); an API key lacking the route's scope or making a wider key (`INSUFFICIENT_SCOPE`), used from outside its allowed IPs (`IP_NOT_ALLOWED`), or past its daily spend limit (`SPEND_LIMIT_REACHED`); a deposit or purchase before the email is verified (`EMAIL_NOT_VERIFIED`, with EMAIL_VERIFICATION=required)",
   404: 'Unknown resource (`NOT_FOUND`)',
   409: 'The purchase\'s total now differs from `expected_total` (`PRICE_CHANGED`, `errors: { expected_total, total }`); nothing was charged',
   413: 'Body too large (`PAYLOAD_TOO_LARGE`)',
@@ -75,7 +77,15 @@ export const pathId = (name: string) =>
 
 export const IdParams = z.object({ id: pathId('id') });
 
-export const securedByApiKey: Array<Record<string, string[]>> = [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }];
+/**
+ * A route behind an API key, with the one scope it needs: the security requirement (and `x-required-scope`) of its
+ * OpenAPI operation, and the middleware that makes the request's proof check that scope. Spread into `createRoute`.
+ */
+export const needsScope = (scope: Scope) => ({
+  security: [{ ApiKeyHeader: [scope] }, { ApiKeyQuery: [scope] }] as Array<Record<string, string[]>>,
+  'x-required-scope': scope,
+  middleware: requireScope(scope),
+});
 
 /**
  * Documents the optional `Idempotency-Key` header (as a plain parameter, so typed clients need not pass it);

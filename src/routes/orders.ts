@@ -7,7 +7,7 @@ import { idempotent } from '../middleware/idempotency';
 import { publishAfterResponse } from '../middleware/publish-events';
 import { mailFor } from '../middleware/send-emails';
 import { purgeSoldProducts } from '../middleware/stock-cache';
-import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse, securedByApiKey } from './openapi';
+import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse, needsScope } from './openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
 import { cancelOrder, getOrder, listOrders, orderExportFile, purchase, purchaseReplay, type OrderWithItems as PlacedOrder } from '../services/orders';
 import { purchaseRequest, PurchaseBody, QuoteQuery } from '../schemas/orders';
@@ -28,7 +28,7 @@ export const ordersRouter = createRouter()
       operationId: 'listOrders',
       tags,
       summary: 'List orders, newest first',
-      security: securedByApiKey,
+      ...needsScope('read'),
       request: { query: PaginationQuery },
       responses: { 200: jsonResponse(pagedEnvelope(Order), 'A page of orders'), ...errorResponses(401, 422, 429) },
     }),
@@ -53,8 +53,9 @@ export const ordersRouter = createRouter()
         'A coupon that is unknown, inactive, not started, expired, used up, used up by this buyer, for other products or ' +
         'whose `min_total` is above the subtotal → 400 `COUPON_INVALID` with `errors.coupon: [reason]`. With ' +
         '`expected_total`, any other total → 409 `PRICE_CHANGED` with `errors: { expected_total, total }`. Refusals ' +
-        'charge nothing; the order is checked in this order: product, pack size, stock, coupon, expected total, balance.',
-      security: securedByApiKey,
+        'charge nothing; the order is checked in this order: product, pack size, stock, coupon, expected total, balance ' +
+        '(a key\'s daily spend limit, 403 `SPEND_LIMIT_REACHED`, is said before the balance).',
+      ...needsScope('orders'),
       parameters: [idempotencyKeyParameter],
       request: { body: jsonBody(PurchaseBody) },
       responses: {
@@ -92,7 +93,7 @@ export const ordersRouter = createRouter()
         'The same pricing as `POST /orders` at this moment: the volume tier for the quantity, the buyer\'s discount, then ' +
         'the coupon. Answers the errors a purchase would (unknown or inactive product, pack size, stock, `COUPON_INVALID`) ' +
         'except the balance. Send its `total_amount` as `expected_total` to buy at exactly this price.',
-      security: securedByApiKey,
+      ...needsScope('read'),
       request: { query: QuoteQuery },
       responses: { 200: jsonResponse(envelope(Quote), 'The quote'), ...errorResponses(400, 401, 404, 422, 429) },
     }),
@@ -108,7 +109,7 @@ export const ordersRouter = createRouter()
       operationId: 'getOrder',
       tags,
       summary: 'Get an order with its items',
-      security: securedByApiKey,
+      ...needsScope('read'),
       request: { params: IdParams },
       responses: { 200: jsonResponse(envelope(OrderWithItems), 'The order'), ...errorResponses(401, 404, 422, 429) },
     }),
@@ -126,7 +127,7 @@ export const ordersRouter = createRouter()
         'can be cancelled, before the scheduled job completes it (`ORDER_NOT_CANCELLABLE` otherwise). A buyer may make at ' +
         'most `MAX_CANCELS_PER_DAY` (default 5) cancellations in any 24 hours (`CANCEL_LIMIT_REACHED`, nothing refunded). ' +
         'The delivered items are revoked: they stay in the order and its export, and the operator deactivates them at the vendor.',
-      security: securedByApiKey,
+      ...needsScope('orders'),
       parameters: [idempotencyKeyParameter],
       request: { params: IdParams },
       responses: {
@@ -162,7 +163,7 @@ export const ordersRouter = createRouter()
       operationId: 'exportOrder',
       tags,
       summary: 'Export the stock items of an order as text, one per line',
-      security: securedByApiKey,
+      ...needsScope('read'),
       request: { params: IdParams, query: ExportQuery },
       responses: {
         200: { description: 'One stock item per line', content: { 'text/plain': { schema: z.string() } } },

@@ -207,6 +207,17 @@ export const presentStock = (s: StockRow, origin: string) => ({
 });
 
 export const presentStockDetail = (s: StockRow & { description: string | null }, origin: string) => ({ ...presentStock(s, origin), description: s.description });
+/** A catalogue event's object: the product's public stock entry, and on a price change the price before it. */
+export const ProductEventObject = StockEntry.extend({ previous_price: money(5.99).optional() }).openapi('ProductEventObject');
+
+/** Catalogue fields are absent from events written before they existed; an event has no request origin, so its image
+ * URL is the path on this service. */
+const CATALOGUE_DEFAULTS = { category: null, image: null, allowedQuantities: null, volumePrices: null };
+
+export const presentProductEventObject = ({ previousPriceCents, ...entry }: Partial<StockRow> & { previousPriceCents?: number }) => ({
+  ...presentStock({ ...CATALOGUE_DEFAULTS, ...entry } as StockRow, ''),
+  ...(previousPriceCents === undefined ? {} : { previous_price: centsToAmount(previousPriceCents) }),
+});
 
 export const Product = z
   .object({

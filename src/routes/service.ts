@@ -72,12 +72,22 @@ function registerPagesOutsideTheApi(app: App) {
 }
 
 /** Serves the OpenAPI 3.1 document at /api/v2/openapi.json. */
+/** Every route behind an API key can answer 403 (a key without its scope, or from outside its allowed IPs). */
+function documentScopeRefusals(definitions: App['openAPIRegistry']['definitions']) {
+  for (const definition of definitions) {
+    if (definition.type === 'route' && definition.route['x-required-scope']) {
+      definition.route.responses[403] ??= errorResponses(403)[403];
+    }
+  }
+}
+
 export function registerDocument(app: App) {
   registerPagesOutsideTheApi(app);
   const registry = app.openAPIRegistry;
   registry.registerComponent('securitySchemes', 'ApiKeyHeader', { type: 'apiKey', in: 'header', name: 'X-API-Key' });
   registry.registerComponent('securitySchemes', 'ApiKeyQuery', { type: 'apiKey', in: 'query', name: 'api_key' });
   registry.registerComponent('securitySchemes', 'AdminBearer', { type: 'http', scheme: 'bearer' });
+  documentScopeRefusals(registry.definitions);
   registry.registerComponent('securitySchemes', 'WebhookSignature', { type: 'apiKey', in: 'header', name: 'X-Signature' });
   app.doc31(`${API_PREFIX}/openapi.json`, {
     openapi: '3.1.0',

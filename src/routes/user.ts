@@ -3,7 +3,7 @@ import { envelope, ok } from '../lib/envelope';
 import { centsToAmount } from '../lib/money';
 import { emailChangeThrottle, passwordCheckThrottle } from '../middleware/rate-limit';
 import { mailFor } from '../middleware/send-emails';
-import { createRouter, errorResponses, jsonBody, jsonResponse, securedByApiKey } from './openapi';
+import { createRouter, errorResponses, jsonBody, jsonResponse, needsScope } from './openapi';
 import { ChangePasswordBody, UpdateProfileBody } from '../schemas/users';
 import { changePassword, getDashboard, getProfile, updateProfile, type UserProfile } from '../services/users';
 import { discountPercent, Order, presentOrder, presentTransaction, Transaction } from './representations';
@@ -61,7 +61,7 @@ export const userRouter = createRouter()
       operationId: 'getProfile',
       tags,
       summary: 'Get the user profile',
-      security: securedByApiKey,
+      ...needsScope('read'),
       responses: { 200: jsonResponse(envelope(OwnProfileSchema), 'The profile'), ...errorResponses(401, 429) },
     }),
     async (c) => c.json(ok(presentOwnProfile(await getProfile(c.var.db, c.var.caller))), 200),
@@ -73,7 +73,7 @@ export const userRouter = createRouter()
       operationId: 'updateProfile',
       tags,
       summary: 'Update name, email and/or email_receipts (email changes: 5 a minute per user, 429 beyond)',
-      security: securedByApiKey,
+      ...needsScope('account'),
       request: { body: jsonBody(UpdateProfileBody) },
       responses: { 200: jsonResponse(envelope(OwnProfileSchema), 'Updated'), ...errorResponses(401, 422, 429) },
     }),
@@ -89,7 +89,7 @@ export const userRouter = createRouter()
       operationId: 'changePassword',
       tags,
       summary: 'Change the password (5 checks of the current password a minute per user, 429 beyond)',
-      security: securedByApiKey,
+      ...needsScope('account'),
       request: { body: jsonBody(ChangePasswordBody) },
       responses: { 200: { description: 'Changed; empty body' }, ...errorResponses(401, 422, 429) },
     }),
@@ -106,7 +106,7 @@ export const userRouter = createRouter()
       operationId: 'getDashboard',
       tags,
       summary: 'Balance and order statistics',
-      security: securedByApiKey,
+      ...needsScope('read'),
       responses: { 200: jsonResponse(envelope(Dashboard), 'Statistics'), ...errorResponses(401, 429) },
     }),
     async (c) => {

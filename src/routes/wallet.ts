@@ -5,7 +5,7 @@ import { centsToAmount } from '../lib/money';
 import type { DepositRow } from '../db/schema';
 import { idempotent } from '../middleware/idempotency';
 import { vendorInvoiceThrottle } from '../middleware/rate-limit';
-import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse, securedByApiKey } from './openapi';
+import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse, needsScope } from './openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
 import { DepositBody } from '../schemas/wallet';
 import { createDeposit, getDeposit, listDeposits } from '../services/deposits';
@@ -46,7 +46,7 @@ export const walletRouter = createRouter()
       operationId: 'getBalance',
       tags,
       summary: 'Wallet balance',
-      security: securedByApiKey,
+      ...needsScope('read'),
       responses: {
         200: jsonResponse(envelope(z.object({ balance: z.number().min(0), currency: z.literal('USD') })), 'The balance'),
         ...errorResponses(401, 429),
@@ -64,7 +64,7 @@ export const walletRouter = createRouter()
       operationId: 'listTransactions',
       tags,
       summary: 'Wallet ledger, newest first',
-      security: securedByApiKey,
+      ...needsScope('read'),
       request: { query: PaginationQuery },
       responses: { 200: jsonResponse(pagedEnvelope(Transaction), 'A page of transactions'), ...errorResponses(401, 422, 429) },
     }),
@@ -82,7 +82,7 @@ export const walletRouter = createRouter()
       tags,
       summary: 'The gateway slots that take deposits now, in order',
       description: 'A slot whose provider is not fully configured is not listed, and a deposit on it is a 422 on `gateway`.',
-      security: securedByApiKey,
+      ...needsScope('read'),
       responses: { 200: jsonResponse(envelope(z.array(GatewayOffer)), 'The available gateways'), ...errorResponses(401, 429) },
     }),
     async (c) => {
@@ -102,7 +102,7 @@ export const walletRouter = createRouter()
         "`payment_url` is the vendor's page. The vendor unreachable or failing: 503 `GATEWAY_UNAVAILABLE` with " +
         "`Retry-After`; the vendor refusing the invoice: 422 `GATEWAY_REJECTED` with its reason. Either way nothing is " +
         'stored and the `Idempotency-Key` stays free. A slot that is not available: 422 on `gateway`.',
-      security: securedByApiKey,
+      ...needsScope('deposits'),
       parameters: [idempotencyKeyParameter],
       request: { body: jsonBody(DepositBody) },
       responses: {
@@ -145,7 +145,7 @@ export const walletRouter = createRouter()
       operationId: 'listDeposits',
       tags,
       summary: 'List deposits, newest first',
-      security: securedByApiKey,
+      ...needsScope('read'),
       request: { query: PaginationQuery },
       responses: { 200: jsonResponse(pagedEnvelope(Deposit), 'A page of deposits'), ...errorResponses(401, 422, 429) },
     }),
@@ -162,7 +162,7 @@ export const walletRouter = createRouter()
       operationId: 'getDepositStatus',
       tags,
       summary: 'Status of one deposit',
-      security: securedByApiKey,
+      ...needsScope('read'),
       request: { params: IdParams },
       responses: { 200: jsonResponse(envelope(DepositStatus), 'The deposit'), ...errorResponses(401, 404, 422, 429) },
     }),

@@ -3,7 +3,7 @@ import { EVENT_TYPES, type WebhookEndpointRow } from '../db/schema';
 import { readConfig } from '../env';
 import { envelope, messageEnvelope, ok } from '../lib/envelope';
 import { WEBHOOK_URL, webhookUrlRefusal } from '../lib/webhook-url';
-import { createRouter, errorResponses, IdParams, jsonBody, jsonResponse, securedByApiKey } from './openapi';
+import { createRouter, errorResponses, IdParams, jsonBody, jsonResponse, needsScope } from './openapi';
 import { createWebhookEndpoint, deleteWebhookEndpoint, listWebhookEndpoints } from '../services/webhook-endpoints';
 
 const EVENT_CHOICES = [...EVENT_TYPES, '*'] as const;
@@ -56,7 +56,7 @@ export const webhookEndpointsRouter = createRouter()
       operationId: 'listWebhookEndpoints',
       tags,
       summary: 'List webhook endpoints (without their secrets)',
-      security: securedByApiKey,
+      ...needsScope('read'),
       responses: { 200: jsonResponse(envelope(z.array(WebhookEndpoint)), 'Endpoints, newest first'), ...errorResponses(401, 429) },
     }),
     async (c) => c.json(ok((await listWebhookEndpoints(c.var.db, c.var.caller)).map(presentEndpoint)), 200),
@@ -68,7 +68,7 @@ export const webhookEndpointsRouter = createRouter()
       operationId: 'createWebhookEndpoint',
       tags,
       summary: 'Register a webhook endpoint (at most 5); events are POSTed to it, signed with its secret',
-      security: securedByApiKey,
+      ...needsScope('webhooks'),
       request: { body: jsonBody(CreateEndpointBody) },
       responses: {
         201: jsonResponse(envelope(CreatedWebhookEndpoint), 'The endpoint; its secret is never shown again'),
@@ -89,7 +89,7 @@ export const webhookEndpointsRouter = createRouter()
       operationId: 'deleteWebhookEndpoint',
       tags,
       summary: 'Delete a webhook endpoint (its pending retries stop)',
-      security: securedByApiKey,
+      ...needsScope('webhooks'),
       request: { params: IdParams },
       responses: { 200: jsonResponse(messageEnvelope, 'Deleted'), ...errorResponses(401, 404, 422, 429) },
     }),

@@ -4,10 +4,15 @@ import type { Db } from '../db/client';
 import { apiKeys } from '../db/schema';
 import { randomBase62, sha256Hex } from '../lib/crypto';
 import { ApiError, notFound } from '../lib/errors';
+import { ipRange, rangesWithin } from '../lib/ip';
+import { centsToAmount } from '../lib/money';
+import { ALL_SCOPES, scopeMask, scopesOf, type Scope } from '../lib/scopes';
 import { isoNow } from '../lib/time';
+import type { CreateApiKeyRequest } from '../schemas/api-keys';
 import { readAs, writeAs, type Caller } from './caller';
 import { recordClaim, type IdempotencyClaim } from './idempotency';
 import { endOwnedRow } from './owned-rows';
+import { spentTodayCents } from './spend-limits';
 
 export const MAX_ACTIVE_KEYS = 5;
 const KEY_PREFIX = 'sk_live_';
@@ -36,55 +41,171 @@ export interface KeyRow {
 /**
  * The INSERT that adds a key only while its owner has fewer than five active ones, so the limit holds under
  * concurrency. `owner` is a scalar SQL expression (a brand-new user is addressed by email within its creation batch).
+ * A key made by another key (`grant.maker`, NULL while that key may not act) takes what the request leaves out from
+ * its maker and may not be wider than it; both are decided here, in the creation's batch.
  */
-export function insertKeyUnderLimit(owner: SQL, name: string, issued: IssuedKey, now: string): SQL {
+export function insertKeyUnderLimit(owner: SQL, name: string, issued: IssuedKey, now: string, grant: KeyGrant = {}): SQL {
+  const v = grantedValues(grant.limits ?? {});
   return sql`
-    INSERT INTO api_keys (user_id, name, key_hash, key_preview, created_at)
-    SELECT owner.id, ${name}, ${issued.keyHash}, ${issued.keyPreview}, ${now} FROM (SELECT ${owner} AS id) AS owner
+    INSERT INTO api_keys (user_id, name, key_hash, key_preview, created_at, scopes, spend_limit_cents, allowed_ips, ip_ranges, expires_at)
+    SELECT owner.id, ${name}, ${issued.keyHash}, ${issued.keyPreview}, ${now}, ${v.scopes}, ${v.spendLimitCents}, ${v.allowedIps}, ${v.ipRanges}, ${v.expiresAt}
+    FROM (SELECT ${owner} AS id) AS owner LEFT JOIN api_keys maker ON maker.id = ${grant.maker ?? null}
     WHERE owner.id IS NOT NULL
       AND (SELECT count(*) FROM api_keys WHERE user_id = owner.id AND revoked_at IS NULL) < ${MAX_ACTIVE_KEYS}
+      AND (maker.id IS NULL OR ${withinMaker(v)})
     RETURNING id, name, key_preview, created_at`;
 }
 
-export interface CreatedKey {
-  id: number;
-  name: string;
+export interface KeyGrant {
+  /** The API key making this one (SQL), if a key is. */
+  maker?: SQL;
+  limits?: KeyLimits;
+}
+
+/** A new key's limits as asked; a field left out (undefined) is inherited from the maker. */
+export interface KeyLimits {
+  scopes?: number;
+  spendLimitCents?: number | null;
+  allowedIps?: string[] | null;
+  expiresAt?: string | null;
+}
+
+export function keyLimitsOf(request: CreateApiKeyRequest): KeyLimits {
+  return {
+    scopes: request.scopes && scopeMask(request.scopes),
+    spendLimitCents: request.spend_limit_per_day,
+    allowedIps: request.allowed_ips,
+    expiresAt: request.expires_at,
+  };
+}
+
+const rangesOf = (ips: string[]) => ips.map((ip) => ipRange(ip)!);
+const jsonOrNull = (value: unknown[] | null) => (value === null ? null : JSON.stringify(value));
+
+/** The INSERT's value of each limit: as asked, or the maker's (none for a session: every scope, no limits). */
+function grantedValues(limits: KeyLimits) {
+  const asked = <T>(value: T | undefined, inherited: SQL) => (value === undefined ? inherited : sql`${value}`);
+  return {
+    scopes: asked(limits.scopes, sql`coalesce(maker.scopes, ${ALL_SCOPES})`),
+    spendLimitCents: asked(limits.spendLimitCents, sql`maker.spend_limit_cents`),
+    allowedIps: asked(limits.allowedIps && jsonOrNull(limits.allowedIps), sql`maker.allowed_ips`),
+    ipRanges: asked(limits.allowedIps && jsonOrNull(limits.allowedIps && rangesOf(limits.allowedIps)), sql`maker.ip_ranges`),
+    expiresAt: asked(limits.expiresAt, sql`maker.expires_at`),
+  };
+}
+
+const rangeEnd = (alias: string, i: 0 | 1) => sql`json_extract(${sql.identifier(alias)}.value, ${`$[${i}]`})`;
+
+/** No wider than the maker: scopes a subset, limit and expiry no later or higher (and present), every range inside one of the maker's. */
+const withinMaker = (v: ReturnType<typeof grantedValues>) => sql`(
+  ${v.scopes} & ~maker.scopes = 0
+  AND (maker.spend_limit_cents IS NULL OR ${v.spendLimitCents} <= maker.spend_limit_cents)
+  AND (maker.expires_at IS NULL OR ${v.expiresAt} <= maker.expires_at)
+  AND (maker.ip_ranges IS NULL OR (${v.ipRanges} IS NOT NULL AND NOT EXISTS (
+    SELECT 1 FROM json_each(${v.ipRanges}) r WHERE NOT EXISTS (
+      SELECT 1 FROM json_each(maker.ip_ranges) m WHERE ${rangeEnd('r', 0)} >= ${rangeEnd('m', 0)} AND ${rangeEnd('r', 1)} <= ${rangeEnd('m', 1)})))))`;
+
+export interface CreatedKey extends ApiKeyView {
   key: string;
   api_key: string;
-  key_preview: string;
-  created_at: string;
 }
 
 /**
  * With a claim (the dashboard's key form), the key's idempotency record is written in the same batch. Its snapshot is
  * the key's row without the key (id, name, preview, created_at): a replay can say which key was created, never show it.
  */
-export async function createApiKey(d1: Db, caller: Caller, name: string, claim?: IdempotencyClaim): Promise<CreatedKey> {
+export async function createApiKey(d1: Db, caller: Caller, request: CreateApiKeyRequest, claim?: IdempotencyClaim): Promise<CreatedKey> {
   const issued = await issueKey();
-  const [created] = await writeAs(d1, caller, {
+  const limits = keyLimitsOf(request);
+  const [created, maker] = await writeAs(d1, caller, {
     writes: [
-      insertKeyUnderLimit(caller.userId, name, issued, isoNow()),
+      insertKeyUnderLimit(caller.userId, request.name, issued, isoNow(), { maker: caller.keyId, limits }),
       ...(claim
         ? recordClaim(caller, claim, sql`SELECT id, json_object('id', id, 'name', name, 'key_preview', key_preview, 'created_at', created_at) AS snapshot
             FROM api_keys WHERE key_hash = ${issued.keyHash}`)
         : []),
     ],
-    reads: [sql`SELECT id, name, key_preview, created_at FROM api_keys WHERE key_hash = ${issued.keyHash}`],
+    reads: [
+      sql`SELECT ${keyColumns} FROM api_keys WHERE key_hash = ${issued.keyHash}`,
+      sql`SELECT scopes, spend_limit_cents, ip_ranges, expires_at FROM api_keys WHERE id = ${caller.keyId ?? null}`,
+    ],
     committed: ([row]) => rowsOf(row).length > 0,
   });
-  const [row] = rowsOf<KeyRow>(created);
+  const [row] = rowsOf<KeyViewRow>(created);
   if (!row) {
-    throw new ApiError('API_KEY_LIMIT_REACHED', `A user can have at most ${MAX_ACTIVE_KEYS} active API keys. Revoke one first.`);
+    throw (
+      widerThanMaker(limits, rowsOf<MakerRow>(maker)[0]) ??
+      new ApiError('API_KEY_LIMIT_REACHED', `A user can have at most ${MAX_ACTIVE_KEYS} active API keys. Revoke one first.`)
+    );
   }
-  return { ...row, key: issued.key, api_key: issued.key };
+  return { ...keyView(row), key: issued.key, api_key: issued.key };
 }
 
+interface MakerRow {
+  scopes: number;
+  spend_limit_cents: number | null;
+  ip_ranges: string | null;
+  expires_at: string | null;
+}
+
+/** Why the creation's batch found the asked key wider than its maker (what `withinMaker` refused), if it was. */
+function widerThanMaker(limits: KeyLimits, maker: MakerRow | undefined): ApiError | undefined {
+  if (!maker) return undefined;
+  const errors: Record<string, string[]> = {};
+  const missing = scopesOf((limits.scopes ?? 0) & ~maker.scopes);
+  if (missing.length > 0) errors.scope = missing;
+  if (maker.spend_limit_cents !== null && limits.spendLimitCents !== undefined && (limits.spendLimitCents ?? Infinity) > maker.spend_limit_cents) {
+    errors.spend_limit_per_day = [`may not exceed this key's own, ${centsToAmount(maker.spend_limit_cents)}`];
+  }
+  if (maker.expires_at !== null && limits.expiresAt !== undefined && (limits.expiresAt ?? '9') > maker.expires_at) {
+    errors.expires_at = [`may not be later than this key's own, ${maker.expires_at}`];
+  }
+  const makerRanges = maker.ip_ranges === null ? null : (JSON.parse(maker.ip_ranges) as [string, string][]);
+  if (makerRanges && limits.allowedIps !== undefined && !(limits.allowedIps && rangesWithin(rangesOf(limits.allowedIps), makerRanges))) {
+    errors.allowed_ips = ["must lie within this key's own allowed IPs"];
+  }
+  if (Object.keys(errors).length === 0) return undefined;
+  return new ApiError('INSUFFICIENT_SCOPE', 'An API key can only make keys within its own scopes, spend limit, allowed IPs and expiry.', errors);
+}
+
+/** A key as the API shows it (never its hash or full value). */
+export interface ApiKeyView extends KeyRow {
+  scopes: Scope[];
+  spend_limit_per_day: number | null;
+  allowed_ips: string[] | null;
+  expires_at: string | null;
+}
+
+interface KeyViewRow extends KeyRow {
+  scopes: number;
+  spend_limit_cents: number | null;
+  allowed_ips: string | null;
+  expires_at: string | null;
+}
+
+const keyColumns = sql`id, name, key_preview, created_at, scopes, spend_limit_cents, allowed_ips, expires_at`;
+
+function keyView({ scopes, spend_limit_cents, allowed_ips, ...row }: KeyViewRow): ApiKeyView {
+  return {
+    ...row,
+    scopes: scopesOf(scopes),
+    spend_limit_per_day: spend_limit_cents === null ? null : centsToAmount(spend_limit_cents),
+    allowed_ips: allowed_ips === null ? null : (JSON.parse(allowed_ips) as string[]),
+  };
+}
+
+/** The caller's active keys, newest first, each with what it spent today (UTC). Expired keys are listed: revoke them. */
 export async function listApiKeys(d1: Db, caller: Caller) {
+  const now = isoNow();
   const [keys] = await readAs(d1, caller, [
-    sql`SELECT id, name, key_preview, last_used_at, created_at FROM api_keys
+    sql`SELECT ${keyColumns}, last_used_at, ${spentTodayCents(sql`api_keys.id`, now)} AS spent_cents FROM api_keys
         WHERE user_id = ${caller.userId} AND revoked_at IS NULL ORDER BY created_at DESC, id DESC`,
   ]);
-  return rowsOf<KeyRow & { last_used_at: string | null }>(keys);
+  return rowsOf<KeyViewRow & { last_used_at: string | null; spent_cents: number }>(keys).map(({ spent_cents, last_used_at, ...row }) => ({
+    ...keyView(row),
+    last_used_at,
+    spent_today: centsToAmount(spent_cents),
+  }));
 }
 
 /** Revoke one of the caller's keys (the very key of the request included: it is proved before the revoke). */

@@ -2,7 +2,10 @@ import { sql, type SQL } from 'drizzle-orm';
 import { rowsOf, toStatement } from '../db/batch';
 import type { Db } from '../db/client';
 import { writeBatch, type WritePlan } from '../db/d1';
-import { notFound, unauthorized } from '../lib/errors';
+import { ApiError, insufficientScope, notFound, unauthorized } from '../lib/errors';
+import { addressHex } from '../lib/ip';
+import { ALL_SCOPES, scopeBit, scopesOf, type Scope } from '../lib/scopes';
+import { isoNow } from '../lib/time';
 
 /**
  * Who a request acts for, as SQL: the credential is not looked up before the work, it travels in the work's own
@@ -13,8 +16,16 @@ import { notFound, unauthorized } from '../lib/errors';
 export interface Caller {
   readonly userId: SQL;
   readonly proof: SQL;
+  /** The API key acting (NULL while it may not act); absent for a session or a user known by id. */
+  readonly keyId?: SQL;
+  /** The scope the route needs (src/lib/scopes.ts), set by the route; only an API key can lack one. */
+  requiredScope?: Scope;
   /** Set from the proof's row once a batch has proved the credential (e.g. for last-used bookkeeping). */
   proved?: CallerProof;
+  /** Set when the proof found the credential but refused this request (scope or address): already answered. */
+  refused?: boolean;
+  /** Why a credential that exists may not make this request (an API key's scope or address), from its proof row. */
+  refusal?: (proof: CallerProof) => ApiError | undefined;
 }
 
 export interface CallerProof {
@@ -24,16 +35,42 @@ export interface CallerProof {
   /** The API key's id, or the session's id for a dashboard session. */
   credentialId: number;
   lastUsedAt: string | null;
+  /** An API key's scopes (bitmask) and whether the request comes from one of its allowed addresses (1/0). */
+  scopes?: number;
+  placeAllowed?: number;
 }
 
 /** The user of a credential row may act: not disabled (a disabled user's keys and sessions prove nothing). */
 export const enabledUser = (userId: SQL) => sql`EXISTS (SELECT 1 FROM users u WHERE u.id = ${userId} AND u.disabled_at IS NULL)`;
 
-export function apiKeyCaller(keyHash: string): Caller {
-  const live = sql`key_hash = ${keyHash} AND revoked_at IS NULL AND ${enabledUser(sql`api_keys.user_id`)}`;
+/**
+ * An API key as the caller. Beyond the key being live (not revoked, not expired, its user enabled), the user id is
+ * NULL unless the key holds the route's scope (`requiredScope`, set by the route before any batch is built; none set =
+ * every scope) and the client address is within its ranges, so a refused request changes nothing. The proof row finds
+ * the live key whatever the route, and says which of the two refused it.
+ */
+export function apiKeyCaller(keyHash: string, clientIp: string | undefined, now = isoNow()): Caller {
+  const live = sql`key_hash = ${keyHash} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${now})
+    AND ${enabledUser(sql`api_keys.user_id`)}`;
+  const fromHere = sql`(ip_ranges IS NULL OR EXISTS (SELECT 1 FROM json_each(api_keys.ip_ranges) r
+    WHERE ${(clientIp && addressHex(clientIp)) ?? null} BETWEEN json_extract(r.value, '$[0]') AND json_extract(r.value, '$[1]')))`;
+  const mask = (caller: Caller) => (caller.requiredScope ? scopeBit(caller.requiredScope) : ALL_SCOPES);
+  const mayAct = (caller: Caller) => sql`${live} AND scopes & ${mask(caller)} = ${mask(caller)} AND ${fromHere}`;
   return {
-    userId: sql`(SELECT user_id FROM api_keys WHERE ${live})`,
-    proof: sql`SELECT user_id AS userId, id AS credentialId, last_used_at AS lastUsedAt FROM api_keys WHERE ${live}`,
+    get userId() {
+      return sql`(SELECT user_id FROM api_keys WHERE ${mayAct(this)})`;
+    },
+    get keyId() {
+      return sql`(SELECT id FROM api_keys WHERE ${mayAct(this)})`;
+    },
+    proof: sql`SELECT user_id AS userId, id AS credentialId, last_used_at AS lastUsedAt, scopes, ${fromHere} AS placeAllowed
+               FROM api_keys WHERE ${live}`,
+    refusal(proof) {
+      if (proof.placeAllowed === 0) return new ApiError('IP_NOT_ALLOWED', 'This API key may not be used from this address.');
+      const needed = mask(this);
+      if (((proof.scopes ?? 0) & needed) !== needed) return insufficientScope(this.requiredScope ? [this.requiredScope] : scopesOf(needed));
+      return undefined;
+    },
   };
 }
 
@@ -67,6 +104,11 @@ function parseAll<const Q extends readonly Query<unknown>[]>(queries: Q, results
 function prove(caller: Caller, proofResult: D1Result | undefined) {
   const [row] = rowsOf<CallerProof>(proofResult);
   if (!row) throw unauthorized('The API key is invalid or has been revoked.');
+  const refusal = caller.refusal?.(row);
+  if (refusal) {
+    caller.refused = true;
+    throw refusal;
+  }
   caller.proved = row;
 }
 

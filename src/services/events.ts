@@ -31,8 +31,12 @@ export const newEvent = (type: EventType, now: string): NewEvent => ({ id: newEv
 
 const tableOf = (table: SQLiteTable) => sql.identifier(getTableConfig(table).name);
 
-/** Whether endpoint `w` (an alias of webhook_endpoints) is subscribed to events of `type` (SQL). */
-export const subscribed = (type: SQL) => sql`EXISTS (SELECT 1 FROM json_each(w.events) WHERE value IN ('*', ${type}))`;
+/**
+ * Whether endpoint `w` (an alias of webhook_endpoints) is subscribed to events of `type` (SQL). `"*"` means every
+ * event about the user's own account; the shop-wide catalogue events (`product.*`) only go where named.
+ */
+export const subscribed = (type: SQL) =>
+  sql`EXISTS (SELECT 1 FROM json_each(w.events) WHERE value = ${type} OR (value = '*' AND ${type} NOT LIKE 'product.%'))`;
 
 /**
  * An event enters the outbox (`enqueued_at` NULL) only when its user has an endpoint subscribed to it; any other

@@ -7,6 +7,7 @@ import { ApiError, notFound } from '../lib/errors';
 import { pageWindow, type Page } from '../lib/pagination';
 import { addMinutes, isoNow } from '../lib/time';
 import { readAs, writeAs, type Caller } from './caller';
+import { catalogueEventIds, newCatalogueEvent, recordCatalogueEvent } from './catalogue-events';
 import { changeRowsWithEvents, eventIdsOf, inOutbox, newEvent, recordEvent, type Publish } from './events';
 import { recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
@@ -15,6 +16,7 @@ import { verificationGate } from './email-verification';
 import { lowStockAlert } from './operator-alerts';
 import type { Mail } from './mail';
 import { pricedPurchase, purchaseRefusal, redeemCoupon, sellable, type PricedPurchase } from './pricing';
+import { overSpendLimit, spendLimitState, withinSpendLimit } from './spend-limits';
 
 export interface OrderWithItems {
   order: OrderRow;
@@ -63,16 +65,18 @@ export async function purchase(
   const orderId = sql`(SELECT id FROM orders WHERE order_number = ${orderNumber})`;
   const priced = pricedPurchase({ userId: caller.userId, productId, quantity, coupon: request.coupon ?? null, now });
 
-  const [orderResult, itemsResult, stateResult, outboxResult, ...emailResults] = await writeAs(d1, caller, {
+  const soldOut = newCatalogueEvent('product.unavailable', now);
+  const spendReads = spendLimitState(caller, now);
+  const [orderResult, itemsResult, stateResult, outboxResult, soldOutResult, ...tail] = await writeAs(d1, caller, {
     writes: [
       sql`
         INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, list_unit_price_cents, unit_price_cents,
-                            discount_amount_cents, total_amount_cents, coupon, status, created_at, updated_at, cancellable)
+                            discount_amount_cents, total_amount_cents, coupon, status, created_at, updated_at, cancellable, api_key_id)
         SELECT ${orderNumber}, q.user_id, q.product_id, q.product_name, ${quantity}, q.list_unit_price, q.unit_price,
-               q.list_unit_price * ${quantity} - q.total, q.total, q.coupon_code, 'pending', ${now}, ${now}, q.cancellable
+               q.list_unit_price * ${quantity} - q.total, q.total, q.coupon_code, 'pending', ${now}, ${now}, q.cancellable, ${caller.keyId ?? null}
         FROM (${priced}) q
         WHERE ${sellable(quantity)} AND q.balance_cents >= q.total AND (${expectedTotal} IS NULL OR q.total = ${expectedTotal})
-          AND ${gate.allows}`,
+          AND ${gate.allows} AND ${withinSpendLimit(caller, sql`q.total`, now)}`,
       ...walletMovement({
         userId: caller.userId,
         type: 'purchase',
@@ -88,6 +92,7 @@ export async function purchase(
         WHERE id IN (SELECT id FROM stock_items WHERE product_id = ${productId} AND status = 'available' ORDER BY id LIMIT ${quantity})
           AND ${orderExists}`,
       sql`UPDATE products SET stock_count = stock_count - ${quantity} WHERE id = ${productId} AND ${orderExists}`,
+      recordCatalogueEvent(soldOut, productId, sql`p.stock_count = 0 AND ${orderExists}`),
       // Backstop: quantity is re-derived from the items actually claimed; a short claim violates the orders CHECK and
       // rolls the whole batch back.
       sql`UPDATE orders SET quantity = (SELECT count(*) FROM stock_items WHERE order_id = orders.id) WHERE order_number = ${orderNumber}`,
@@ -97,17 +102,22 @@ export async function purchase(
       ...receipt.writes,
       ...lowStockAlert(mail, productId, orderNumber, now),
     ],
-    reads: [orderByNumber(orderNumber), itemsOf(orderId), priced, inOutbox(event), ...gate.reads, ...receipt.reads],
+    reads: [orderByNumber(orderNumber), itemsOf(orderId), priced, inOutbox(event), catalogueEventIds(soldOut), ...spendReads, ...gate.reads, ...receipt.reads],
     committed: ([order]) => rowsOf(order).length > 0,
   });
+  const spendResults = tail.slice(0, spendReads.length);
+  const emailResults = tail.slice(spendReads.length);
   const [order] = rowsOf<OrderRow>(orderResult);
   if (order) {
-    publish?.(eventIdsOf(outboxResult));
+    publish?.([...eventIdsOf(outboxResult), ...eventIdsOf(soldOutResult)]);
     receipt.sent(emailResults[gate.reads.length]);
     return { order, stockItems: contentsOf(itemsResult) };
   }
   gate.check(emailResults[0]);
-  throw purchaseRefusal(rowsOf<PricedPurchase>(stateResult)[0], quantity, expectedTotal);
+  const state = rowsOf<PricedPurchase>(stateResult)[0];
+  const refusal = purchaseRefusal(state, quantity, expectedTotal);
+  // Everything else in order, the key's daily cap is said before the balance (topping up would not help).
+  throw (refusal.code === 'INSUFFICIENT_BALANCE' && state && overSpendLimit(spendResults[0], state.total ?? 0)) || refusal;
 }
 
 /** What decides whether a buyer may cancel: the hold period and the cap on cancellations (src/env.ts Config). */

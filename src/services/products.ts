@@ -10,6 +10,8 @@ import { isoNow } from '../lib/time';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
 import { auditEntry, jsonDetails, writeAsActor, type Actor } from './audit-log';
 import { volumePricesOf, volumePricesText, type VolumePrice } from './pricing';
+import { catalogueEventIds, newCatalogueEvent, recordCatalogueEvent, type CatalogueEvent } from './catalogue-events';
+import { eventIdsOf, type Publish } from './events';
 
 export interface ProductInput {
   name: string;
@@ -80,9 +82,44 @@ function productAudit(actor: Actor, action: 'product.created' | 'product.updated
   return auditEntry(actor, { action, target: sql`'product:' || id`, details: jsonDetails(fields), from: sql`FROM products WHERE ${written}` }, now);
 }
 
+/**
+ * The catalogue events of a product update, written before it (so they compare with the row as it was) with the
+ * entry as the update leaves it: a price change of a product that stays active, and a deactivation. With the reads
+ * of their ids, for publishing.
+ */
+function productChangeEvents(productId: number, input: Partial<ProductInput>, now: string): { writes: SQL[]; reads: SQL[] } {
+  const after = (value: string | number | undefined, column: SQL) => (value === undefined ? column : sql`${value}`);
+  const columns = {
+    name: after(input.name, sql`p.name`),
+    sku: after(input.sku, sql`p.sku`),
+    stockCount: sql`p.stock_count`,
+    priceCents: after(input.priceCents, sql`p.price_cents`),
+    cancellable: after(input.cancellable === undefined ? undefined : input.cancellable ? 1 : 0, sql`p.cancellable`),
+  };
+  const activeAfter = after(input.active === undefined ? undefined : input.active ? 1 : 0, sql`p.active`);
+  const changes: Array<[CatalogueEvent, SQL]> = [];
+  if (input.priceCents !== undefined) {
+    const priceChanged = newCatalogueEvent('product.price_changed', now);
+    changes.push([priceChanged, recordCatalogueEvent(priceChanged, productId, sql`p.price_cents <> ${input.priceCents} AND ${activeAfter} = 1`, columns, sql`p.price_cents`)]);
+  }
+  if (input.active === false) {
+    const deactivated = newCatalogueEvent('product.unavailable', now);
+    changes.push([deactivated, recordCatalogueEvent(deactivated, productId, sql`p.active = 1`, columns)]);
+  }
+  return { writes: changes.map(([, write]) => write), reads: changes.map(([event]) => catalogueEventIds(event)) };
+}
+
 /** One batch: the update, then (with an Idempotency-Key) its record; its `updated_at`, generated here, says it applied. */
-export async function updateProduct(d1: Db, actor: Actor, productId: number, input: Partial<ProductInput>, claim?: IdempotencyClaim): Promise<ProductRow> {
+export async function updateProduct(
+  d1: Db,
+  actor: Actor,
+  productId: number,
+  input: Partial<ProductInput>,
+  claim?: IdempotencyClaim,
+  publish?: Publish,
+): Promise<ProductRow> {
   const now = isoNow();
+  const catalogue = productChangeEvents(productId, input, now);
   const updated = sql`id = ${productId} AND updated_at = ${now}`;
   try {
     const update = getDb(d1)
@@ -102,12 +139,18 @@ export async function updateProduct(d1: Db, actor: Actor, productId: number, inp
       .where(eq(products.id, productId))
       .getSQL();
     const { reads } = await writeAsActor(d1, actor, {
-      writes: [update, ...(claim ? recordClaim(OPERATOR, claim, productWhere(updated)) : []), productAudit(actor, 'product.updated', input, updated, now)],
-      reads: [sql`SELECT ${columnsOf(products)} FROM products WHERE ${updated}`],
+      writes: [
+        ...catalogue.writes,
+        update,
+        ...(claim ? recordClaim(OPERATOR, claim, productWhere(updated)) : []),
+        productAudit(actor, 'product.updated', input, updated, now),
+      ],
+      reads: [sql`SELECT ${columnsOf(products)} FROM products WHERE ${updated}`, ...catalogue.reads],
       committed: ([product]) => rowsOf(product).length > 0,
     });
     const [product] = rowsOf<ProductRow>(reads[0]);
     if (!product) throw notFound('Product');
+    publish?.(reads.slice(1).flatMap(eventIdsOf));
     return product;
   } catch (err) {
     if (isUniqueViolation(err, 'products.sku')) throw skuTaken();
@@ -169,8 +212,9 @@ export function jsonChunks(items: string[]): string[] {
  * its record. A fault that hid the outcome is settled by the upload's row, whose counts are this upload's own,
  * whatever a retry would find.
  */
-export async function addStock(d1: Db, actor: Actor, productId: number, items: string[], claim?: IdempotencyClaim): Promise<StockUpload> {
+export async function addStock(d1: Db, actor: Actor, productId: number, items: string[], claim?: IdempotencyClaim, publish?: Publish): Promise<StockUpload> {
   const now = isoNow();
+  const restocked = newCatalogueEvent('product.restocked', now);
   const reference = `upl_${randomBase62(24)}`;
   const uploaded = sql`EXISTS (SELECT 1 FROM stock_uploads WHERE reference = ${reference})`;
   const outcome = sql`
@@ -198,6 +242,12 @@ export async function addStock(d1: Db, actor: Actor, productId: number, items: s
       sql`
         UPDATE products SET stock_count = (SELECT count(*) FROM stock_items WHERE product_id = ${productId} AND status = 'available')
         WHERE id = ${productId} AND ${uploaded}`,
+      // From 0: the count now is exactly what this upload added.
+      recordCatalogueEvent(
+        restocked,
+        productId,
+        sql`p.active = 1 AND p.stock_count > 0 AND p.stock_count = (SELECT added FROM stock_uploads WHERE reference = ${reference})`,
+      ),
       ...(claim ? recordClaim(OPERATOR, claim, snapshot) : []),
       // The counts only: never the items.
       auditEntry(
@@ -211,11 +261,12 @@ export async function addStock(d1: Db, actor: Actor, productId: number, items: s
         now,
       ),
     ],
-    reads: [outcome],
+    reads: [outcome, catalogueEventIds(restocked)],
     committed: ([upload]) => rowsOf(upload).length > 0,
   });
   const [upload] = rowsOf<StockUpload>(reads[0]);
   if (!upload) throw notFound('Product');
+  publish?.(eventIdsOf(reads[1]));
   return upload;
 }
 
