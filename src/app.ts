@@ -9,6 +9,7 @@ import { requestLog } from './middleware/request-log';
 import { renderError } from './middleware/render-error';
 import { adminRouter } from './routes/admin';
 import { adminConsoleRouter } from './routes/admin-console';
+import { adminExportsRouter } from './routes/admin-exports';
 import { apiKeysRouter } from './routes/api-keys';
 import { eventsRouter } from './routes/events';
 import { ordersRouter } from './routes/orders';
@@ -68,6 +69,7 @@ export function createApp() {
     .route(`${API_PREFIX}/admin`, adminRouter)
     .route(`${API_PREFIX}/admin`, adminConsoleRouter)
     .route(`${API_PREFIX}/admin`, revokedItemsRouter)
+    .route(`${API_PREFIX}/admin`, adminExportsRouter)
     .route(`${API_PREFIX}/admin/gateway-events`, gatewayEventsRouter)
     .route(`${API_PREFIX}/webhooks`, webhooksRouter)
     .route(`${API_PREFIX}/events`, eventsRouter)

@@ -46,11 +46,18 @@ const form = (fields: string[], multipart = false) => ({
 
 /** A password reset link's token: 256 random bits, URL-safe base64. */
 const tokenParam = z.string().openapi({ param: { name: 'token', in: 'path' }, pattern: '^[A-Za-z0-9_-]{43}$' });
-const pathParam = (name: string) => (name === 'token' ? tokenParam : pathId(name));
+/** A console export's file name. */
+const fileParam = z.enum(['orders.csv', 'deposits.csv', 'transactions.csv']).openapi({ param: { name: 'file', in: 'path' } });
+const pathParam = (name: string) => (name === 'token' ? tokenParam : name === 'file' ? fileParam : pathId(name));
 const params = (names: string[]) => (names.length === 0 ? {} : { params: z.object(Object.fromEntries(names.map((name) => [name, pathParam(name)]))) });
 const pageNumber = z.string().optional().openapi({ type: 'integer', minimum: 1 });
 const pageQuery = { query: z.object({ page: pageNumber }) };
 const searchQuery = { query: z.object({ q: z.string().optional().openapi({ maxLength: 254 }), page: pageNumber }) };
+/** The console lists' range of UTC days (inclusive). */
+const dayRange = {
+  from: z.string().optional().openapi({ format: 'date', description: 'the first UTC day included (YYYY-MM-DD)' }),
+  to: z.string().optional().openapi({ format: 'date', description: 'the last UTC day included (YYYY-MM-DD)' }),
+};
 
 interface Entry {
   method: 'get' | 'post';
@@ -164,7 +171,13 @@ const PAGES: Entry[] = [
     multipart: true,
     fields: ['items', 'items_file', 'idempotency_key'],
   },
-  { method: 'get', path: '/dashboard/console/orders', summary: 'Orders of every user; `q`: an order number or an email', statuses: [200, 303, 404, 422], search: true },
+  {
+    method: 'get',
+    path: '/dashboard/console/orders',
+    summary: 'Orders of every user; `q`: an order-number prefix, part of an email or of a product name; `from`/`to`: UTC days',
+    statuses: [200, 303, 404, 422],
+    query: z.object({ q: z.string().optional().openapi({ maxLength: 254 }), page: pageNumber, status: z.string().optional(), user_id: z.string().optional(), ...dayRange }),
+  },
   { method: 'get', path: '/dashboard/console/orders/{id}', summary: 'An order with its items and its user', statuses: [200, 303, 404] },
   { method: 'get', path: '/dashboard/console/users', summary: 'Users; `q`: an email or part of a name or email', statuses: [200, 303, 404, 422], search: true },
   { method: 'get', path: '/dashboard/console/users/{id}', summary: 'A user: balance, role, transactions, orders, deposits, actions', statuses: [200, 303, 404] },
@@ -185,6 +198,10 @@ const PAGES: Entry[] = [
     statuses: [200, 303, 404, 422],
     query: z.object({
       page: pageNumber,
+      status: z.string().optional(),
+      gateway: z.string().optional(),
+      user_id: z.string().optional(),
+      ...dayRange,
       asked: z.string().optional().openapi({ description: 'After "Ask the vendor": the deposit asked about (with `outcome`)' }),
       outcome: z.string().optional().openapi({
         description: 'After "Ask the vendor": `credited`, `closed`, `duplicate`, `amount_mismatch` or `in_progress`, shown as a fixed one-line notice; any other value shows none',
@@ -201,7 +218,15 @@ const PAGES: Entry[] = [
     statuses: [303, 403, 404, 422, 503],
   },
   { method: 'get', path: '/dashboard/console/revoked-items', summary: 'Items of cancelled orders', statuses: [200, 303, 404, 422], paged: true },
-  { method: 'get', path: '/dashboard/console/audit', summary: 'The audit log', statuses: [200, 303, 404, 422], paged: true },
+  { method: 'get', path: '/dashboard/console/audit', summary: 'The audit log; `from`/`to`: UTC days', statuses: [200, 303, 404, 422], query: z.object({ page: pageNumber, ...dayRange }) },
+  {
+    method: 'get',
+    path: '/dashboard/console/exports/{file}',
+    summary: 'Export CSV: GET /api/v2/admin/exports/{file} for an operator\'s session (`from`/`to`: UTC days)',
+    statuses: [200, 303, 404, 422],
+    query: z.object(dayRange),
+    ok: { 'text/csv': { schema: { type: 'string' } } },
+  },
 ];
 
 /** `post /dashboard/orders/{id}/cancel` → `browserPostDashboardOrdersByIdCancel` (apart from the API's ids). */

@@ -15,6 +15,8 @@ import { Money, Notice, Pager, Status, When } from '../components';
 import { idFromPath, parseForm, sameOriginForm } from '../forms';
 import { page } from '../layout';
 import { DataTable } from '../tables';
+import { DateFilter, ExportLink } from './filters';
+import { Person } from './person';
 
 // Deposits of every user, each with the gateway events received for it (mismatches marked) and when its vendor was
 // last asked, "Mark paid" on a pending one (the admin API's mark-paid: credits once, audited) and "Ask the vendor" on
@@ -87,11 +89,13 @@ interface Refusal {
 
 /** The deposits page (its query's filters and page), with the refusal of an "Ask the vendor" post when there is one. */
 async function depositsPage(c: Context<AppEnv>, refusal?: Refusal) {
-  const { status, gateway, user_id: userId, ...pageQuery } = parseForm(DepositsQuery, c.req.query());
-  const [{ rows, total }] = await queryAsOperator(c.var.db, c.var.caller, [operatorDepositsQuery({ status, gateway, userId }, pageQuery)]);
+  const { status, gateway, user_id: userId, from, to, ...pageQuery } = parseForm(DepositsQuery, c.req.query());
+  const range = { from, to };
+  const [{ rows, total }] = await queryAsOperator(c.var.db, c.var.caller, [operatorDepositsQuery({ status, gateway, userId, ...range }, pageQuery)]);
   const config = readConfig(c.env);
   const notice = refusal ? null : askedNotice(c.req.query());
-  const filter = (s?: string, g?: string) => `${DEPOSITS}?${new URLSearchParams({ ...(s ? { status: s } : {}), ...(g ? { gateway: g } : {}) })}`;
+  const filter = (s?: string, g?: string) =>
+    `${DEPOSITS}?${new URLSearchParams({ ...(s ? { status: s } : {}), ...(g ? { gateway: g } : {}), ...(from ? { from } : {}), ...(to ? { to } : {}) })}`;
   return page(
     c,
     {
@@ -120,6 +124,10 @@ async function depositsPage(c: Context<AppEnv>, refusal?: Refusal) {
               </a>
             ))}
           </nav>
+          <div class="row">
+            <DateFilter action={DEPOSITS} range={range} keep={{ status, gateway }} />
+            <ExportLink name="deposits" range={range} />
+          </div>
           <DataTable
             caption="Deposits with their gateway events"
             rows={rows}
@@ -135,7 +143,7 @@ async function depositsPage(c: Context<AppEnv>, refusal?: Refusal) {
                   </>
                 ),
               },
-              { label: 'User', cell: (d) => <a href={`/dashboard/console/users/${d.userId}`}>{`#${d.userId}`}</a> },
+              { label: 'User', cell: (d) => <Person id={d.userId} name={d.userName} email={d.userEmail} /> },
               { label: 'Amount', class: 'num', cell: (d) => <Money cents={d.amountCents} /> },
               { label: 'Status', cell: (d) => <Status value={d.status} /> },
               { label: 'Vendor asked', cell: (d) => <When iso={d.lastCheckedAt} /> },
@@ -143,7 +151,7 @@ async function depositsPage(c: Context<AppEnv>, refusal?: Refusal) {
               { label: 'Actions', labelHidden: true, cell: (d) => <DepositActions deposit={d} askable={lookupGateway(config, d) !== null} /> },
             ]}
           />
-          <Pager path={DEPOSITS} page={pageQuery.page} totalPages={Math.ceil(total / pageQuery.per_page)} query={{ status, gateway }} />
+          <Pager path={DEPOSITS} page={pageQuery.page} totalPages={Math.ceil(total / pageQuery.per_page)} query={{ status, gateway, ...range }} />
         </>
       ),
     },

@@ -1,5 +1,6 @@
 import { consoleAudit } from './audit';
 import { consoleDeposits } from './deposits';
+import { consoleExports } from './exports';
 import { consoleOrders } from './orders';
 import { consoleOverview } from './overview';
 import { consoleProducts } from './products';
@@ -10,4 +11,4 @@ import { consoleUsers } from './users';
 // CSRF and forms, over the admin API's service functions. Every page and form answers only an operator's session
 // (src/middleware/session.ts: requireOperatorSession); a signed-in non-operator gets 404.
 
-export const consolePages = [consoleOverview, consoleProducts, consoleOrders, consoleUsers, consoleDeposits, consoleRevokedItems, consoleAudit];
+export const consolePages = [consoleOverview, consoleProducts, consoleOrders, consoleUsers, consoleDeposits, consoleRevokedItems, consoleAudit, consoleExports];

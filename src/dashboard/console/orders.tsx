@@ -7,38 +7,45 @@ import { orderDetailQuery, ordersQuery } from '../../services/operator-orders';
 import { Money, Pager, SearchForm, Status, When } from '../components';
 import { idFromPath, parseForm } from '../forms';
 import { page } from '../layout';
+import { DateFilter, ExportLink } from './filters';
+import { Person } from './person';
 import { DataTable, OrderFacts } from '../tables';
 
-// Every user's orders: found by order number or the buyer's email (both through unique indexes), and one order with
-// its delivered items and its buyer.
+// Every user's orders, each with its buyer's name and email: found by an order-number prefix or part of the buyer's
+// email or the product's name, within a range of days (exported as CSV), and one order with its items and its buyer.
 
 const ORDERS = '/dashboard/console/orders';
 
 export const consoleOrders = new Hono<AppEnv>()
   .get('/console/orders', requireOperatorSession, async (c) => {
-    const { q, user_id: userId, status, ...pageQuery } = parseForm(OrdersQuery, c.req.query());
+    const { q, user_id: userId, status, from, to, ...pageQuery } = parseForm(OrdersQuery, c.req.query());
     const search = q === '' ? undefined : q;
-    const [{ rows, total }] = await queryAsOperator(c.var.db, c.var.caller, [ordersQuery({ q: search, userId, status }, pageQuery)]);
+    const range = { from, to };
+    const [{ rows, total }] = await queryAsOperator(c.var.db, c.var.caller, [ordersQuery({ q: search, userId, status, ...range }, pageQuery)]);
     return page(c, {
       title: 'Orders',
       section: ORDERS,
       children: (
         <>
-          <SearchForm action={ORDERS} value={search} hint="An order number (ORD-…) or a buyer's whole email address." />
+          <SearchForm action={ORDERS} value={search} hint="The start of an order number (ORD-…), or part of a buyer's email or of a product's name." />
+          <div class="row">
+            <DateFilter action={ORDERS} range={range} keep={{ q: search, status }} />
+            <ExportLink name="orders" range={range} />
+          </div>
           <DataTable
             caption={search ? `Orders matching ${search}` : 'Every order, newest first'}
             rows={rows}
             empty={search ? 'No order matches.' : 'No orders yet.'}
             columns={[
               { label: 'Order', cell: (o) => <a href={`${ORDERS}/${o.id}`}>{o.orderNumber}</a> },
-              { label: 'Buyer', cell: (o) => <a href={`/dashboard/console/users/${o.userId}`}>{`#${o.userId}`}</a> },
+              { label: 'Buyer', cell: (o) => <Person id={o.userId} name={o.userName} email={o.userEmail} /> },
               { label: 'Product', cell: (o) => o.productName },
               { label: 'Total', class: 'num', cell: (o) => <Money cents={o.totalAmountCents} /> },
               { label: 'Status', cell: (o) => <Status value={o.status} /> },
               { label: 'Placed', cell: (o) => <When iso={o.createdAt} /> },
             ]}
           />
-          <Pager path={ORDERS} page={pageQuery.page} totalPages={Math.ceil(total / pageQuery.per_page)} query={{ q: search, status }} />
+          <Pager path={ORDERS} page={pageQuery.page} totalPages={Math.ceil(total / pageQuery.per_page)} query={{ q: search, status, ...range }} />
         </>
       ),
     });
