@@ -26,7 +26,7 @@ const DECIMAL = /^-?\d{1,15}(\.\d{1,15})?$/;
 export type FormFields = Record<string, string>;
 
 /** The posted form as strings (a repeated field: its last value; files ignored). Not a form: no fields. */
-async function readForm(c: Context): Promise<FormFields> {
+export async function readForm(c: Context): Promise<FormFields> {
   let body: Record<string, unknown>;
   try {
     body = await c.req.parseBody();

@@ -30,7 +30,7 @@ const CONSOLE_SECTIONS = [
 
 export type ConsoleSection = (typeof CONSOLE_SECTIONS)[number][0];
 
-interface LayoutProps {
+export interface LayoutProps {
   title: string;
   /** The section to mark as current in the navigation. */
   section?: (typeof SECTIONS)[number][0] | ConsoleSection;

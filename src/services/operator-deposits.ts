@@ -3,6 +3,7 @@ import { columnsOf, rowsOf } from '../db/batch';
 import { deposits, gatewayEvents, type DepositRow, type GatewayEventRow } from '../db/schema';
 import { withinDays } from '../db/date-range';
 import type { DateRange } from '../lib/date-range';
+import { notFound } from '../lib/errors';
 import { pageWindow, type Page } from '../lib/pagination';
 import type { Query } from './caller';
 import { buyerColumns, type Buyer } from './operator-users';
@@ -49,3 +50,13 @@ export const operatorDepositsQuery = (filters: DepositFilters, page: Page): Quer
     },
   };
 };
+
+/** One deposit with its user's name and email (the confirmation of "Mark paid"). */
+export const depositWithBuyerQuery = (depositId: number): Query<DepositRow & Buyer> => ({
+  reads: [sql`SELECT ${columnsOf(deposits)}, ${buyerColumns(sql`deposits.user_id`)} FROM deposits WHERE id = ${depositId}`],
+  parse: ([result]) => {
+    const [deposit] = rowsOf<DepositRow & Buyer>(result);
+    if (!deposit) throw notFound('Deposit');
+    return deposit;
+  },
+});

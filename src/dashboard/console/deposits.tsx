@@ -9,12 +9,15 @@ import { queryAsOperator } from '../../services/caller';
 import { markDepositPaid } from '../../services/deposits';
 import type { GatewayOutcome } from '../../services/gateway-events';
 import { GATEWAYS } from '../../services/gateways';
-import { operatorDepositsQuery, type OperatorDeposit } from '../../services/operator-deposits';
+import { OPERATOR } from '../../services/idempotency';
+import { depositWithBuyerQuery, operatorDepositsQuery, type OperatorDeposit } from '../../services/operator-deposits';
+import type { Buyer } from '../../services/operator-users';
 import { lookupGateway, refreshDeposit } from '../../services/vendor-payments';
 import { Money, Notice, Pager, Status, When } from '../components';
-import { idFromPath, parseForm, sameOriginForm } from '../forms';
+import { idFromPath, parseForm, readForm, redirectOnce, sameOriginForm } from '../forms';
 import { page } from '../layout';
 import { DataTable } from '../tables';
+import { AskFirst, confirmationPage } from './confirm';
 import { DateFilter, ExportLink } from './filters';
 import { Person } from './person';
 
@@ -47,13 +50,7 @@ function DepositActions({ deposit, askable }: { deposit: OperatorDeposit; askabl
   const describedBy = `deposit-label-${deposit.id}`;
   return (
     <>
-      {deposit.status === 'pending' && (
-        <form method="post" action={`${DEPOSITS}/${deposit.id}/mark-paid`} class="inline">
-          <button type="submit" class="secondary" aria-describedby={describedBy}>
-            Mark paid
-          </button>
-        </form>
-      )}
+      {deposit.status === 'pending' && <AskFirst action={markPaidPath(deposit.id)} label="Mark paid" describedBy={describedBy} />}
       {askable && deposit.status !== 'paid' && (
         <form method="post" action={`${DEPOSITS}/${deposit.id}/refresh`} class="inline">
           <button type="submit" class="secondary" aria-describedby={describedBy}>
@@ -159,15 +156,48 @@ async function depositsPage(c: Context<AppEnv>, refusal?: Refusal) {
   );
 }
 
+const markPaidPath = (id: number) => `${DEPOSITS}/${id}/mark-paid`;
+const person = (d: Buyer) => `${d.userName} <${d.userEmail}>`;
+
 const unreachable = (id: number) =>
   `Deposit #${id}: the payment provider could not be reached, so nothing was changed. Try again in a minute; the scheduled job also asks it on its own.`;
 
 export const consoleDeposits = new Hono<AppEnv>()
   .get('/console/deposits', requireOperatorSession, (c) => depositsPage(c))
+  .get('/console/deposits/:id/mark-paid/confirm', requireOperatorSession, async (c) => {
+    const [deposit] = await queryAsOperator(c.var.db, c.var.caller, [depositWithBuyerQuery(idFromPath(c.req.param('id'), 'Deposit'))]);
+    const back = `${DEPOSITS}#deposit-${deposit.id}`;
+    // Only a pending deposit can be marked paid: for any other the list says why (its status), nothing to confirm.
+    if (deposit.status !== 'pending') return c.redirect(back, 303);
+    return confirmationPage(c, {
+      title: `Mark deposit #${deposit.id} paid?`,
+      section: DEPOSITS,
+      effect: (
+        <>
+          {'This credits '}
+          <Money cents={deposit.amountCents} />
+          {` to the wallet of ${person(deposit)} now, once, and marks deposit #${deposit.id} (${deposit.gateway}) paid. Do it only when the money has arrived: a credit is not undone by cancelling.`}
+        </>
+      ),
+      action: markPaidPath(deposit.id),
+      back,
+    });
+  })
   .post('/console/deposits/:id/mark-paid', sameOriginForm, requireOperatorSession, async (c) => {
     const id = idFromPath(c.req.param('id'), 'Deposit');
-    await markDepositPaid(c.var.db, operatorActor(c.var.caller), id, undefined, publishAfterResponse(c));
-    return c.redirect(`${DEPOSITS}#deposit-${id}`, 303);
+    const fields = await readForm(c);
+    const landing = `${DEPOSITS}#deposit-${id}`;
+    return redirectOnce(
+      c,
+      fields,
+      { deposit_id: id },
+      async (claim) => {
+        await markDepositPaid(c.var.db, operatorActor(c.var.caller), id, claim, publishAfterResponse(c));
+        return landing;
+      },
+      () => landing,
+      OPERATOR,
+    );
   })
   .post('/console/deposits/:id/refresh', sameOriginForm, requireOperatorSession, async (c) => {
     const id = idFromPath(c.req.param('id'), 'Deposit');
