@@ -121,10 +121,9 @@ async function depositsPage(c: Context<AppEnv>, refusal?: Refusal) {
               </a>
             ))}
           </nav>
-          <div class="row">
-            <DateFilter action={DEPOSITS} range={range} keep={{ status, gateway }} />
+          <DateFilter action={DEPOSITS} range={range} keep={{ status, gateway }}>
             <ExportLink name="deposits" range={range} />
-          </div>
+          </DateFilter>
           <DataTable
             caption="Deposits with their gateway events"
             rows={rows}
@@ -145,7 +144,7 @@ async function depositsPage(c: Context<AppEnv>, refusal?: Refusal) {
               { label: 'Status', cell: (d) => <Status value={d.status} /> },
               { label: 'Vendor asked', cell: (d) => <When iso={d.lastCheckedAt} /> },
               { label: 'Gateway events', cell: (d) => <GatewayEvents deposit={d} /> },
-              { label: 'Actions', labelHidden: true, cell: (d) => <DepositActions deposit={d} askable={lookupGateway(config, d) !== null} /> },
+              { label: 'Actions', labelHidden: true, class: 'actions', cell: (d) => <DepositActions deposit={d} askable={lookupGateway(config, d) !== null} /> },
             ]}
           />
           <Pager path={DEPOSITS} page={pageQuery.page} totalPages={Math.ceil(total / pageQuery.per_page)} query={{ status, gateway, ...range }} />

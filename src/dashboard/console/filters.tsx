@@ -1,3 +1,4 @@
+import type { Child } from 'hono/jsx';
 import type { DateRange } from '../../lib/date-range';
 import type { ExportName } from '../../services/exports';
 
@@ -8,8 +9,8 @@ const EXPORTS_PATH = '/dashboard/console/exports';
 const query = (params: Record<string, string | undefined>) =>
   new URLSearchParams(Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== '')).toString();
 
-/** A GET form "From" / "To" (date inputs) keeping the list's other filters (`keep`) as hidden fields. */
-export function DateFilter({ action, range, keep = {} }: { action: string; range: DateRange; keep?: Record<string, string | undefined> }) {
+/** A GET form "From" / "To" (date inputs) keeping the list's other filters (`keep`) as hidden fields; `children` follow its button (the list's Export CSV link). */
+export function DateFilter({ action, range, keep = {}, children }: { action: string; range: DateRange; keep?: Record<string, string | undefined>; children?: Child }) {
   return (
     <form method="get" action={action} class="search dates" aria-label="Date range (UTC)">
       {Object.entries(keep).map(([name, value]) => (value === undefined || value === '' ? null : <input type="hidden" name={name} value={value} />))}
@@ -24,6 +25,7 @@ export function DateFilter({ action, range, keep = {} }: { action: string; range
       <button type="submit" class="secondary">
         Filter
       </button>
+      {children}
     </form>
   );
 }

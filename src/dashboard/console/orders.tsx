@@ -28,10 +28,9 @@ export const consoleOrders = new Hono<AppEnv>()
       children: (
         <>
           <SearchForm action={ORDERS} value={search} hint="The start of an order number (ORD-…), or part of a buyer's email or of a product's name." />
-          <div class="row">
-            <DateFilter action={ORDERS} range={range} keep={{ q: search, status }} />
+          <DateFilter action={ORDERS} range={range} keep={{ q: search, status }}>
             <ExportLink name="orders" range={range} />
-          </div>
+          </DateFilter>
           <DataTable
             caption={search ? `Orders matching ${search}` : 'Every order, newest first'}
             rows={rows}
