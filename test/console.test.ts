@@ -176,7 +176,7 @@ describe("a user's page", () => {
   it('adjusts the balance once per rendered form (a double click), audited as the operator', async () => {
     const operator = await newOperator();
     const buyer = await newUser();
-    const page = await visit(`/dashboard/console/users/${buyer.id}`, { cookie: operator.cookie });
+    const page = await visit(`/dashboard/console/users/${buyer.id}/balance/confirm?amount=2.50&description=goodwill`, { cookie: operator.cookie });
     const form = { amount: '2.50', description: 'goodwill', idempotency_key: idempotencyKeyIn(page.text) };
     const [a, b] = [await visit(`/dashboard/console/users/${buyer.id}/balance`, { cookie: operator.cookie, form }), await visit(`/dashboard/console/users/${buyer.id}/balance`, { cookie: operator.cookie, form })];
     expect([a.status, b.status]).toEqual([303, 303]);
@@ -249,6 +249,26 @@ describe('orders and deposits', () => {
     const res = await visit('/dashboard/console', { cookie: operator.cookie });
     expect(res.text).toMatch(/<svg[^>]*role="img"[^>]*aria-labelledby="sales-chart-title sales-chart-desc"/);
     expect(res.text).toContain('<title id="sales-chart-title">');
-    expect((res.text.match(/<th scope="row">\d{4}-\d{2}-\d{2}<\/th>/g) ?? []).length).toBe(30);
+    // the table lists only days with activity (newest first), each day at most once, today's purchase among them
+    const days = [...res.text.matchAll(/<td role="cell" data-label="Day"><span>(\d{4}-\d{2}-\d{2})<\/span><\/td>/g)].map((m) => m[1]);
+    expect(days.length).toBeLessThanOrEqual(30);
+    expect(new Set(days).size).toBe(days.length);
+    expect([...days].sort().reverse()).toEqual(days);
+  });
+
+  it('leads with today, 7 days and 30 days totals; the day table leaves out days without activity', async () => {
+    const operator = await newOperator();
+    const before = await visit('/dashboard/console', { cookie: operator.cookie });
+    const revenue = (html: string, period: string) =>
+      new RegExp(`data-label="Period"><span>${period}</span></td><td role="cell" class="num" data-label="Orders"><span>(\\d+)</span>`).exec(html)?.slice(1);
+    const [ordersBefore] = revenue(before.text, 'Today')!;
+    const buyer = await newUser({ balance: 10 });
+    const product = await newProduct({ price: 2, stock: 1 });
+    expect((await call('/orders', { key: buyer.key, body: { product_id: product.id, quantity: 1 } })).status).toBe(201);
+    const after = await visit('/dashboard/console', { cookie: operator.cookie });
+    for (const period of ['Today', 'Last 7 days', 'Last 30 days']) expect(Number(revenue(after.text, period)![0]), period).toBeGreaterThanOrEqual(Number(ordersBefore) + 1);
+    const today = new Date().toISOString().slice(0, 10);
+    expect(after.text).toContain(`<td role="cell" data-label="Day"><span>${today}</span></td>`);
+    expect(after.text.indexOf('Sales totals')).toBeLessThan(after.text.indexOf('sales-chart-title'));
   });
 });
