@@ -6,6 +6,7 @@ import { ChangePasswordBody, UpdateProfileBody } from '../schemas/users';
 import { changePassword, getProfile, updateProfile } from '../services/users';
 import { Alert, Field, When } from './components';
 import { formHandler, parseForm, sameOriginForm, type FormFields, type FormProblem } from './forms';
+import { withDone } from './done-notices';
 import { page } from './layout';
 
 // Profile and password: PUT /user/profile and POST /user/password, through the same service functions. Changing the
@@ -75,7 +76,7 @@ export const profilePages = new Hono<AppEnv>()
     formHandler(
       async (c, fields) => {
         await updateProfile(c.var.db, c.var.caller, parseForm(UpdateProfileBody, fields), emailChangeThrottle(c));
-        return c.redirect('/dashboard/profile', 303);
+        return c.redirect(withDone('/dashboard/profile', 'profile_saved'), 303);
       },
       (c, fields, problem) => profilePage(c, { form: 'profile', values: fields, problem }, problem.status),
     ),
@@ -89,7 +90,7 @@ export const profilePages = new Hono<AppEnv>()
         const body = parseForm(ChangePasswordBody, fields);
         const change = { current: body.current_password, next: body.new_password, keepSession: await currentSessionHash(c) };
         await changePassword(c.var.db, c.var.caller, change, passwordCheckThrottle(c));
-        return c.redirect('/dashboard/profile', 303);
+        return c.redirect(withDone('/dashboard/profile', 'password_changed'), 303);
       },
       (c, _fields, problem) => profilePage(c, { form: 'password', problem }, problem.status),
     ),

@@ -6,7 +6,7 @@ import { requireOperatorSession } from '../../middleware/session';
 import { DepositsQuery } from '../../schemas/operator';
 import { operatorActor } from '../../services/audit-log';
 import { queryAsOperator } from '../../services/caller';
-import { markDepositPaid } from '../../services/deposits';
+import { markDepositPaid, type CreditSnapshot } from '../../services/deposits';
 import type { GatewayOutcome } from '../../services/gateway-events';
 import { GATEWAYS } from '../../services/gateways';
 import { OPERATOR } from '../../services/idempotency';
@@ -15,6 +15,7 @@ import type { Buyer } from '../../services/operator-users';
 import { lookupGateway, refreshDeposit } from '../../services/vendor-payments';
 import { Money, Notice, Pager, Status, When } from '../components';
 import { idFromPath, parseForm, readForm, redirectOnce, sameOriginForm } from '../forms';
+import { withDone } from '../done-notices';
 import { page } from '../layout';
 import { DataTable } from '../tables';
 import { AskFirst, confirmationPage } from './confirm';
@@ -185,16 +186,14 @@ export const consoleDeposits = new Hono<AppEnv>()
   .post('/console/deposits/:id/mark-paid', sameOriginForm, requireOperatorSession, async (c) => {
     const id = idFromPath(c.req.param('id'), 'Deposit');
     const fields = await readForm(c);
-    const landing = `${DEPOSITS}#deposit-${id}`;
-    return redirectOnce(
+    // The notice says what this post did: credited now, or nothing (the deposit was paid already, e.g. by its webhook).
+    const landing = (credited: boolean) => withDone(`${DEPOSITS}#deposit-${id}`, credited ? 'deposit_paid' : 'deposit_already_paid');
+    return redirectOnce<CreditSnapshot>(
       c,
       fields,
       { deposit_id: id },
-      async (claim) => {
-        await markDepositPaid(c.var.db, operatorActor(c.var.caller), id, claim, publishAfterResponse(c));
-        return landing;
-      },
-      () => landing,
+      async (claim) => landing((await markDepositPaid(c.var.db, operatorActor(c.var.caller), id, claim, publishAfterResponse(c))).credited),
+      (snapshot) => landing(Boolean(snapshot.credited)),
       OPERATOR,
     );
   })

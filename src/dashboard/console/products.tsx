@@ -13,6 +13,7 @@ import { catalogueProductQuery, catalogueQuery, type CatalogueProduct } from '..
 import { addStock, checkedUpload, createProduct, MAX_ITEMS_PER_UPLOAD, updateProduct, type StockUpload } from '../../services/products';
 import { Alert, Checkbox, Field, FileField, IdempotencyKey, Money, Notice, TextArea } from '../components';
 import { formHandler, idFromPath, parseForm, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from '../forms';
+import { withDone } from '../done-notices';
 import { page } from '../layout';
 import { DataTable } from '../tables';
 
@@ -200,9 +201,9 @@ export const consoleProducts = new Hono<AppEnv>()
           async (claim) => {
             const product = await createProduct(c.var.db, operatorActor(c.var.caller), input, claim);
             await purgeStock(c, [product.id]);
-            return productPath(product.id);
+            return withDone(productPath(product.id), 'product_created');
           },
-          (product) => productPath(product.id),
+          (product) => withDone(productPath(product.id), 'product_created'),
           OPERATOR,
         );
       },
@@ -219,7 +220,7 @@ export const consoleProducts = new Hono<AppEnv>()
         const id = idFromPath(c.req.param('id'), 'Product');
         await updateProduct(c.var.db, operatorActor(c.var.caller), id, productFromForm(fields));
         await purgeStock(c, [id]);
-        return c.redirect(productPath(id), 303);
+        return c.redirect(withDone(productPath(id), 'product_saved'), 303);
       },
       (c, fields, problem) => productPage(c, idFromPath(c.req.param('id'), 'Product'), { values: fields, problem, form: 'edit' }),
     ),

@@ -13,6 +13,7 @@ import { adjustBalance } from '../../services/wallet';
 import { Alert, Field, Money, Notice, Pager, SearchForm, When } from '../components';
 import { ApiError, type FieldErrors } from '../../lib/errors';
 import { formHandler, idFromPath, parseForm, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from '../forms';
+import { withDone } from '../done-notices';
 import { page } from '../layout';
 import { DataTable, DepositsTable, OrdersTable, TransactionsTable } from '../tables';
 import { AskFirst, confirmationPage, confirmPath } from './confirm';
@@ -116,7 +117,7 @@ const pathUserId = (c: Context<AppEnv>) => idFromPath(c.req.param('id'), 'User')
 const setDisabled = (disabled: boolean) => async (c: Context<AppEnv>) => {
   const id = pathUserId(c);
   await updateUser(c.var.db, operatorActor(c.var.caller), id, { disabled });
-  return c.redirect(userPath(id), 303);
+  return c.redirect(withDone(userPath(id), disabled ? 'account_disabled' : 'account_enabled'), 303);
 };
 
 export const consoleUsers = new Hono<AppEnv>()
@@ -164,9 +165,9 @@ export const consoleUsers = new Hono<AppEnv>()
           body,
           async (claim) => {
             await adjustBalance(c.var.db, operatorActor(c.var.caller), id, body.amount, body.description, claim, publishAfterResponse(c));
-            return userPath(id);
+            return withDone(userPath(id), 'balance_adjusted');
           },
-          (transaction) => userPath(transaction.userId),
+          (transaction) => withDone(userPath(transaction.userId), 'balance_adjusted'),
           OPERATOR,
         );
       },
