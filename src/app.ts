@@ -10,6 +10,7 @@ import { renderError } from './middleware/render-error';
 import { adminRouter } from './routes/admin';
 import { adminConsoleRouter } from './routes/admin-console';
 import { adminExportsRouter } from './routes/admin-exports';
+import { adminGatewaysRouter } from './routes/admin-gateways';
 import { apiKeysRouter } from './routes/api-keys';
 import { eventsRouter } from './routes/events';
 import { ordersRouter } from './routes/orders';
@@ -23,6 +24,7 @@ import { createCheckoutRouter } from './routes/checkout';
 import { gatewayEventsRouter } from './routes/gateway-events';
 import { createDashboardRouter, dashboardHeaders } from './dashboard';
 import { registerDashboardDocs } from './dashboard/openapi';
+import { rememberVendorFailures } from './middleware/vendor-failures';
 import { API_PREFIX, registerDocument, registerServiceInfo } from './routes/service';
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -57,6 +59,7 @@ export function createApp() {
   // bare paths as well ran the middleware twice there: two key lookups and two rate-limit counts per request.
   for (const path of ['/api-keys', '/user', '/orders', '/wallet', '/events', '/webhook-endpoints']) app.use(`${API_PREFIX}${path}/*`, requireApiKey);
   app.use(`${API_PREFIX}/admin/*`, requireAdmin);
+  app.use(`${API_PREFIX}/*`, rememberVendorFailures);
 
   registerServiceInfo(app);
 
@@ -70,6 +73,7 @@ export function createApp() {
     .route(`${API_PREFIX}/admin`, adminConsoleRouter)
     .route(`${API_PREFIX}/admin`, revokedItemsRouter)
     .route(`${API_PREFIX}/admin`, adminExportsRouter)
+    .route(`${API_PREFIX}/admin`, adminGatewaysRouter)
     .route(`${API_PREFIX}/admin/gateway-events`, gatewayEventsRouter)
     .route(`${API_PREFIX}/webhooks`, webhooksRouter)
     .route(`${API_PREFIX}/events`, eventsRouter)

@@ -25,6 +25,7 @@ const CONSOLE_SECTIONS = [
   ['/dashboard/console/orders', 'Orders'],
   ['/dashboard/console/users', 'Users'],
   ['/dashboard/console/deposits', 'Deposits'],
+  ['/dashboard/console/payments', 'Payments'],
   ['/dashboard/console/revoked-items', 'Revoked items'],
   ['/dashboard/console/audit', 'Audit log'],
 ] as const;

@@ -48,7 +48,8 @@ const form = (fields: string[], multipart = false) => ({
 const tokenParam = z.string().openapi({ param: { name: 'token', in: 'path' }, pattern: '^[A-Za-z0-9_-]{43}$' });
 /** A console export's file name. */
 const fileParam = z.enum(['orders.csv', 'deposits.csv', 'transactions.csv']).openapi({ param: { name: 'file', in: 'path' } });
-const pathParam = (name: string) => (name === 'token' ? tokenParam : name === 'file' ? fileParam : pathId(name));
+const slotParam = z.enum(['gateway_one', 'gateway_two', 'gateway_three']).openapi({ param: { name: 'slot', in: 'path' } });
+const pathParam = (name: string) => (name === 'token' ? tokenParam : name === 'file' ? fileParam : name === 'slot' ? slotParam : pathId(name));
 const params = (names: string[]) => (names.length === 0 ? {} : { params: z.object(Object.fromEntries(names.map((name) => [name, pathParam(name)]))) });
 const pageNumber = z.string().optional().openapi({ type: 'integer', minimum: 1 });
 const pageQuery = { query: z.object({ page: pageNumber }) };
@@ -233,6 +234,13 @@ const PAGES: Entry[] = [
   },
   { method: 'get', path: '/dashboard/console/revoked-items', summary: 'Items of cancelled orders', statuses: [200, 303, 404, 422], paged: true },
   { method: 'get', path: '/dashboard/console/audit', summary: 'The audit log; `from`/`to`: UTC days', statuses: [200, 303, 404, 422], query: z.object({ page: pageNumber, ...dayRange }) },
+  { method: 'get', path: '/dashboard/console/payments', summary: 'Payment providers: each slot\'s provider, availability, last notification, lookup and vendor failure', statuses: [200, 303, 404] },
+  {
+    method: 'post',
+    path: '/dashboard/console/payments/{slot}/check',
+    summary: 'Check connection: one harmless authenticated read at the slot\'s vendor, its answer shown on the payments page',
+    statuses: [200, 303, 403, 404],
+  },
   {
     method: 'get',
     path: '/dashboard/console/exports/{file}',

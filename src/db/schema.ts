@@ -359,6 +359,17 @@ export const passwordResets = sqliteTable(
   (t) => [uniqueIndex('password_resets_token_hash_unique').on(t.tokenHash), index('password_resets_user').on(t.userId)],
 );
 
+/** The last failed call to each slot's payment vendor (the console's payments page); one row per slot. */
+export const vendorFailures = sqliteTable('vendor_failures', {
+  gateway: text('gateway').primaryKey(),
+  provider: text('provider').notNull(),
+  /** invoice, lookup or check */
+  purpose: text('purpose').notNull(),
+  /** timeout, unreachable, http <status>, not json, unexpected answer */
+  failure: text('failure').notNull(),
+  at: text('at').notNull(),
+});
+
 export type OrderRow = typeof orders.$inferSelect;
 export type DepositRow = typeof deposits.$inferSelect;
 export type TransactionRow = typeof walletTransactions.$inferSelect;

@@ -1,6 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { readConfig, type AppEnv } from '../../env';
 import { ApiError } from '../../lib/errors';
+import { runAfterResponse } from '../../middleware/after-response';
 import { publishAfterResponse } from '../../middleware/publish-events';
 import { requireOperatorSession } from '../../middleware/session';
 import { DepositsQuery } from '../../schemas/operator';
@@ -12,6 +13,8 @@ import { GATEWAYS } from '../../services/gateways';
 import { OPERATOR } from '../../services/idempotency';
 import { depositWithBuyerQuery, operatorDepositsQuery, type OperatorDeposit } from '../../services/operator-deposits';
 import type { Buyer } from '../../services/operator-users';
+import { vendorFailureOf } from '../../services/gateways/vendor-http';
+import { recordVendorFailure } from '../../services/vendor-failures';
 import { lookupGateway, refreshDeposit } from '../../services/vendor-payments';
 import { Money, Notice, Pager, Status, When } from '../components';
 import { idFromPath, parseForm, readForm, redirectOnce, sameOriginForm } from '../forms';
@@ -207,6 +210,8 @@ export const consoleDeposits = new Hono<AppEnv>()
     } catch (err) {
       // No vendor to ask (a generic slot's deposit), or the vendor cannot tell: the page again, nothing changed.
       if (!(err instanceof ApiError) || (err.code !== 'VALIDATION_FAILED' && err.code !== 'GATEWAY_UNAVAILABLE')) throw err;
+      const failure = vendorFailureOf(err);
+      if (failure) runAfterResponse(c, recordVendorFailure(c.var.db, failure)); // for the payments page
       for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
       if (err.code === 'GATEWAY_UNAVAILABLE') return depositsPage(c, { status: 503, message: unreachable(id) });
       return depositsPage(c, { status: 422, message: Object.values(err.errors ?? {}).flat().join(' ') });

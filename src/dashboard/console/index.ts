@@ -3,6 +3,7 @@ import { consoleDeposits } from './deposits';
 import { consoleExports } from './exports';
 import { consoleOrders } from './orders';
 import { consoleOverview } from './overview';
+import { consolePayments } from './payments';
 import { consoleProducts } from './products';
 import { consoleRevokedItems } from './revoked-items';
 import { consoleUsers } from './users';
@@ -11,4 +12,4 @@ import { consoleUsers } from './users';
 // CSRF and forms, over the admin API's service functions. Every page and form answers only an operator's session
 // (src/middleware/session.ts: requireOperatorSession); a signed-in non-operator gets 404.
 
-export const consolePages = [consoleOverview, consoleProducts, consoleOrders, consoleUsers, consoleDeposits, consoleRevokedItems, consoleAudit, consoleExports];
+export const consolePages = [consoleOverview, consoleProducts, consoleOrders, consoleUsers, consoleDeposits, consoleRevokedItems, consoleAudit, consoleExports, consolePayments];
