@@ -39,6 +39,11 @@ export const CONSOLE_PAGES: Array<[string, (f: Fixtures) => string]> = [
   ['deposits', () => '/dashboard/console/deposits'],
   ['revoked items', () => '/dashboard/console/revoked-items'],
   ['audit log', () => '/dashboard/console/audit'],
+  ['payments', () => '/dashboard/console/payments'],
+  ['Mark paid confirmation', (f) => `/dashboard/console/deposits/${f.depositId}/mark-paid/confirm`],
+  ['Adjust balance confirmation', (f) => `/dashboard/console/users/${f.buyer.id}/balance/confirm?amount=1&description=x`],
+  ['Disable account confirmation', (f) => `/dashboard/console/users/${f.buyer.id}/disable/confirm`],
+  ['orders CSV', () => '/dashboard/console/exports/orders.csv?from=2020-01-01'],
 ];
 
 export const CONSOLE_POSTS: Array<[string, (f: Fixtures) => [string, Record<string, string>]]> = [
@@ -50,5 +55,6 @@ export const CONSOLE_POSTS: Array<[string, (f: Fixtures) => [string, Record<stri
   ['Enable account', (f) => [`/dashboard/console/users/${f.buyer.id}/enable`, {}]],
   ['Create password reset link', (f) => [`/dashboard/console/users/${f.buyer.id}/password-reset`, {}]],
   ['Mark paid', (f) => [`/dashboard/console/deposits/${f.depositId}/mark-paid`, {}]],
+  ['Check connection', () => ['/dashboard/console/payments/gateway_one/check', {}]],
 ];
 
