@@ -1,6 +1,8 @@
 import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { csvCell, csvFile, csvMoney } from '../src/lib/csv';
+import { queryPlain } from '../src/services/caller';
+import { exportQuery } from '../src/services/exports';
 import { newOperator } from './console-helpers';
 import { visit } from './dashboard-helpers';
 import { buy, call, expectError, newDeposit, newProduct, newUser, unique } from './helpers';
@@ -152,5 +154,15 @@ describe('CSV exports', () => {
     expect((await visit('/dashboard/console/exports/stock.csv', { cookie: operator.cookie })).status).toBe(404);
     expect((await call('/admin/exports/orders.csv')).status).toBe(401);
     expectError(await call('/admin/exports/stock.csv', { admin: true }), 422, 'VALIDATION_FAILED');
+  });
+
+  it('a range with more rows than a file holds is refused whole (422 on from), never cut short', async () => {
+    const range = { from: '2020-04-10', to: '2020-04-10' };
+    const [file] = await queryPlain(env.DB, [exportQuery('transactions', range, 10_000)]);
+    const rows = file.split('\r\n').filter(Boolean).length - 1;
+    expect(rows).toBeGreaterThanOrEqual(3);
+    await expect(queryPlain(env.DB, [exportQuery('transactions', range, rows - 1)])).rejects.toMatchObject({ status: 422, errors: { from: [expect.stringContaining('export a shorter range')] } });
+    const [exact] = await queryPlain(env.DB, [exportQuery('transactions', range, rows)]);
+    expect(exact).toBe(file);
   });
 });

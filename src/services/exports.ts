@@ -64,14 +64,14 @@ const SPECS: Record<ExportName, ExportSpec> = {
 };
 
 /** One export as a CSV file's text. */
-export const exportQuery = (name: ExportName, range: DateRange): Query<string> => {
+export const exportQuery = (name: ExportName, range: DateRange, maxRows = EXPORT_MAX_ROWS): Query<string> => {
   const spec = SPECS[name];
   return {
-    reads: [sql`${spec.select(range)} ORDER BY created_at, id LIMIT ${EXPORT_MAX_ROWS + 1}`],
+    reads: [sql`${spec.select(range)} ORDER BY created_at, id LIMIT ${maxRows + 1}`],
     parse: ([result]) => {
       const rows = rowsOf<Record<string, unknown>>(result);
-      if (rows.length > EXPORT_MAX_ROWS) {
-        throw fieldError('from', `More than ${EXPORT_MAX_ROWS.toLocaleString('en-US')} rows in this range: export a shorter range of days (from, to).`);
+      if (rows.length > maxRows) {
+        throw fieldError('from', `More than ${maxRows.toLocaleString('en-US')} rows in this range: export a shorter range of days (from, to).`);
       }
       return csvFile(spec.header, rows.map(spec.row));
     },
