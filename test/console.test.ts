@@ -270,5 +270,9 @@ describe('orders and deposits', () => {
     const today = new Date().toISOString().slice(0, 10);
     expect(after.text).toContain(`<td role="cell" data-label="Day"><span>${today}</span></td>`);
     expect(after.text.indexOf('Sales totals')).toBeLessThan(after.text.indexOf('sales-chart-title'));
+    // no day of the table is all zeros
+    const dayRows = after.text.slice(after.text.indexOf('Sales per day (UTC)')).split('</table>')[0].split('<tr').slice(2);
+    expect(dayRows.length).toBeGreaterThan(0);
+    for (const row of dayRows) expect(row).not.toMatch(/Orders"><span>0<\/span>.*\$0\.00.*\$0\.00.*\$0\.00/);
   });
 });
