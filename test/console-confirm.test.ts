@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { newOperator } from './console-helpers';
 import { idempotencyKeyIn, signIn, visit } from './dashboard-helpers';
-import { balanceOf, call, newDeposit, newUser } from './helpers';
+import { balanceOf, buy, call, newDeposit, newProduct, newUser } from './helpers';
 import { changedTables, snapshot } from './snapshot';
 
 // Confirmation pages before the console's money and access actions: the button opens a page saying exactly what will
@@ -89,5 +89,64 @@ describe('confirmation pages', () => {
       expect((await visit(path, { cookie })).status, path).toBe(404);
       expect((await visit(path)).status, path).toBe(303);
     }
+  });
+});
+
+describe("an operator's Cancel order", () => {
+  it('confirms the refund and whose wallet; Back changes nothing; Confirm cancels once through the buyer\'s cancel, audited in its batch', async () => {
+    const operator = await newOperator();
+    const buyer = await namedUser('Olga Order', 10);
+    const product = await newProduct({ price: 3, stock: 2 });
+    const order = (await buy(buyer, product.id, 2)).json.data;
+    const orderPage = await visit(`/dashboard/console/orders/${order.id}`, { cookie: operator.cookie });
+    expect(orderPage.text).toContain(`<form method="get" action="/dashboard/console/orders/${order.id}/cancel/confirm" class="inline">`);
+
+    const before = await snapshot();
+    const confirm = await visit(`/dashboard/console/orders/${order.id}/cancel/confirm`, { cookie: operator.cookie });
+    expect(confirm.text).toMatch(new RegExp(`This cancels order ${order.order_number} of Olga Order &lt;${buyer.email}&gt; and refunds <span class="money">\\$6\\.00</span> to their wallet now, once\\. Its 2 delivered item\\(s\\) are revoked`));
+    expect(backLink(confirm.text)).toBe(`/dashboard/console/orders/${order.id}`);
+    expect(changedTables(before, await snapshot())).toEqual([]);
+
+    const form = hiddenFields(confirm.text);
+    for (let i = 0; i < 2; i++) {
+      const res = await visit(confirmForm(confirm.text)!, { cookie: operator.cookie, form });
+      expect(res.status, res.text.slice(0, 200)).toBe(303);
+      expect(res.location).toBe(`/dashboard/console/orders/${order.id}?done=order_cancelled`);
+    }
+    expect(await balanceOf(buyer)).toBe(10);
+    expect((await call(`/orders/${order.id}`, { key: buyer.key })).json.data.status).toBe('cancelled');
+    const entry = (await call('/admin/audit-log?per_page=1', { admin: true })).json.data[0];
+    expect(entry).toMatchObject({ actor: `user:${operator.id}`, action: 'order.cancelled', target: `order:${order.id}`, details: { order_number: order.order_number, user_id: buyer.id, refunded: 6 } });
+    const events = (await call('/events?type=order.cancelled', { key: buyer.key })).json.data;
+    expect(events.map((e: { data: { object: { id: number } } }) => e.data.object.id)).toContain(order.id);
+    // cancelled: nothing left to confirm
+    expect((await visit(`/dashboard/console/orders/${order.id}/cancel/confirm`, { cookie: operator.cookie })).location).toBe(`/dashboard/console/orders/${order.id}`);
+  });
+
+  it("keeps the buyer's rules (final sale refused, shown on the order; no button) but not the buyer's daily cap; a user's session changes nothing", async () => {
+    const operator = await newOperator();
+    const buyer = await namedUser('Fin Al', 10);
+    const finalSale = await newProduct({ price: 1, stock: 1, cancellable: false });
+    const order = (await buy(buyer, finalSale.id)).json.data;
+    expect((await visit(`/dashboard/console/orders/${order.id}`, { cookie: operator.cookie })).text).not.toContain('/cancel/confirm');
+    const before = await snapshot();
+    const refused = await visit(`/dashboard/console/orders/${order.id}/cancel`, { cookie: operator.cookie, form: { idempotency_key: crypto.randomUUID() } });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('is final sale and cannot be cancelled');
+    expect(changedTables(before, await snapshot())).toEqual([]);
+
+    const capped = await namedUser('Cap Ped', 10);
+    const product = await newProduct({ price: 1, stock: 1 });
+    const another = (await buy(capped, product.id)).json.data;
+    const cancelled = await visit(`/dashboard/console/orders/${another.id}/cancel`, { cookie: operator.cookie, form: {}, vars: { MAX_CANCELS_PER_DAY: '0' } });
+    expect(cancelled.status, cancelled.text.slice(0, 300)).toBe(303);
+    expect(await balanceOf(capped)).toBe(10);
+
+    const user = await newUser();
+    const cookie = await signIn(user.email);
+    const third = (await buy(buyer, (await newProduct({ price: 1, stock: 1 })).id)).json.data;
+    const untouched = await snapshot();
+    expect((await visit(`/dashboard/console/orders/${third.id}/cancel`, { cookie, form: {} })).status).toBe(404);
+    expect(changedTables(untouched, await snapshot())).toEqual([]);
   });
 });

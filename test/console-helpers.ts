@@ -44,6 +44,7 @@ export const CONSOLE_PAGES: Array<[string, (f: Fixtures) => string]> = [
   ['Adjust balance confirmation', (f) => `/dashboard/console/users/${f.buyer.id}/balance/confirm?amount=1&description=x`],
   ['Disable account confirmation', (f) => `/dashboard/console/users/${f.buyer.id}/disable/confirm`],
   ['orders CSV', () => '/dashboard/console/exports/orders.csv?from=2020-01-01'],
+  ['Cancel order confirmation', (f) => `/dashboard/console/orders/${f.orderId}/cancel/confirm`],
 ];
 
 export const CONSOLE_POSTS: Array<[string, (f: Fixtures) => [string, Record<string, string>]]> = [
@@ -56,5 +57,6 @@ export const CONSOLE_POSTS: Array<[string, (f: Fixtures) => [string, Record<stri
   ['Create password reset link', (f) => [`/dashboard/console/users/${f.buyer.id}/password-reset`, {}]],
   ['Mark paid', (f) => [`/dashboard/console/deposits/${f.depositId}/mark-paid`, {}]],
   ['Check connection', () => ['/dashboard/console/payments/gateway_one/check', {}]],
+  ['Cancel order', (f) => [`/dashboard/console/orders/${f.orderId}/cancel`, { idempotency_key: crypto.randomUUID() }]],
 ];
 

@@ -69,6 +69,8 @@ describe('OpenAPI document', () => {
         '/dashboard/console/exports/{file}',
         '/dashboard/console/orders',
         '/dashboard/console/orders/{id}',
+        '/dashboard/console/orders/{id}/cancel',
+        '/dashboard/console/orders/{id}/cancel/confirm',
         '/dashboard/console/payments',
         '/dashboard/console/payments/{slot}/check',
         '/dashboard/console/products',

@@ -12,6 +12,7 @@ const DONE = {
   account_enabled: 'Account enabled: its API keys and sign-in work again.',
   deposit_paid: 'Deposit marked paid: its amount is credited to the wallet, once.',
   deposit_already_paid: 'The deposit was already paid: nothing was credited again.',
+  order_cancelled: 'Order cancelled: its total is refunded to the buyer\'s wallet and its items are revoked.',
   profile_saved: 'Profile saved.',
   password_changed: 'Password changed; your sessions on other devices were signed out.',
 } as const;

@@ -180,6 +180,19 @@ const PAGES: Entry[] = [
     query: z.object({ q: z.string().optional().openapi({ maxLength: 254 }), page: pageNumber, status: z.string().optional(), user_id: z.string().optional(), ...dayRange }),
   },
   { method: 'get', path: '/dashboard/console/orders/{id}', summary: 'An order with its items and its user', statuses: [200, 303, 404] },
+  {
+    method: 'get',
+    path: '/dashboard/console/orders/{id}/cancel/confirm',
+    summary: 'Confirmation of "Cancel order": the refund and whose wallet, "Confirm" and "Back"; changes nothing (an order no longer pending: 303 to it)',
+    statuses: [200, 303, 404],
+  },
+  {
+    method: 'post',
+    path: '/dashboard/console/orders/{id}/cancel',
+    summary: "An operator's cancel: the buyer's cancel (refund, items revoked, event) with an audit entry; a refusal shows the order again (400)",
+    statuses: [303, 400, 403, 404],
+    fields: ['idempotency_key'],
+  },
   { method: 'get', path: '/dashboard/console/users', summary: 'Users; `q`: an email or part of a name or email', statuses: [200, 303, 404, 422], search: true },
   { method: 'get', path: '/dashboard/console/users/{id}', summary: 'A user: balance, role, transactions, orders, deposits, actions', statuses: [200, 303, 404] },
   {

@@ -328,6 +328,7 @@ export const AUDIT_ACTIONS = [
   'stock.added',
   'deposit.marked_paid',
   'password_reset.created',
+  'order.cancelled',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import type { AuditRow, DepositRow, OrderRow } from '../db/schema';
+import { AUDIT_ACTIONS, type AuditRow, type DepositRow, type OrderRow } from '../db/schema';
 import { envelope, ok } from '../lib/envelope';
 import { centsToAmount } from '../lib/money';
 import { paged, pagedEnvelope } from '../lib/pagination';
@@ -88,8 +88,8 @@ const AuditEntry = z
   .object({
     id: z.number().int(),
     actor: z.string().openapi({ description: '`admin_token`, or `user:<id>` of the operator whose console session made the change', example: 'user:1' }),
-    action: z.enum(['user.created', 'user.updated', 'balance.adjusted', 'product.created', 'product.updated', 'stock.added', 'deposit.marked_paid', 'password_reset.created']),
-    target: z.string().openapi({ example: 'user:42', description: '`user:<id>`, `product:<id>` or `deposit:<id>`' }),
+    action: z.enum(AUDIT_ACTIONS),
+    target: z.string().openapi({ example: 'user:42', description: '`user:<id>`, `product:<id>`, `deposit:<id>` or `order:<id>`' }),
     details: z.record(z.string(), z.unknown()).openapi({ description: 'what changed; never a password, key, token or stock item' }),
     created_at: timestamp,
   })

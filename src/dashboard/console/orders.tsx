@@ -1,12 +1,17 @@
-import { Hono } from 'hono';
-import type { AppEnv } from '../../env';
+import { Hono, type Context } from 'hono';
+import { readConfig, type AppEnv } from '../../env';
+import { publishAfterResponse } from '../../middleware/publish-events';
 import { requireOperatorSession } from '../../middleware/session';
 import { OrdersQuery } from '../../schemas/operator';
 import { queryAsOperator } from '../../services/caller';
+import { OPERATOR } from '../../services/idempotency';
+import { cancelOrderAsOperator } from '../../services/operator-cancel';
 import { orderDetailQuery, ordersQuery } from '../../services/operator-orders';
-import { Money, Pager, SearchForm, Status, When } from '../components';
-import { idFromPath, parseForm } from '../forms';
+import { Alert, Money, Pager, SearchForm, Status, When } from '../components';
+import { withDone } from '../done-notices';
+import { formHandler, idFromPath, parseForm, redirectOnce, sameOriginForm, type FormProblem } from '../forms';
 import { page } from '../layout';
+import { AskFirst, confirmationPage } from './confirm';
 import { DateFilter, ExportLink } from './filters';
 import { Person } from './person';
 import { DataTable, OrderFacts } from '../tables';
@@ -49,13 +54,63 @@ export const consoleOrders = new Hono<AppEnv>()
       ),
     });
   })
-  .get('/console/orders/:id', requireOperatorSession, async (c) => {
+  .get('/console/orders/:id', requireOperatorSession, (c) => orderPage(c, idFromPath(c.req.param('id'), 'Order')))
+  .get('/console/orders/:id/cancel/confirm', requireOperatorSession, async (c) => {
     const [{ order, stockItems, user }] = await queryAsOperator(c.var.db, c.var.caller, [orderDetailQuery(idFromPath(c.req.param('id'), 'Order'))]);
-    return page(c, {
+    // Only a pending order can be cancelled: for any other its page says why (its status), nothing to confirm.
+    if (order.status !== 'pending') return c.redirect(`${ORDERS}/${order.id}`, 303);
+    return confirmationPage(c, {
+      title: `Cancel order ${order.orderNumber}?`,
+      section: ORDERS,
+      effect: (
+        <>
+          {`This cancels order ${order.orderNumber} of ${user.name} <${user.email}> and refunds `}
+          <Money cents={order.totalAmountCents} />
+          {` to their wallet now, once. Its ${stockItems.length} delivered item(s) are revoked: they stay visible in the order, are never resold, and are listed under Revoked items to deactivate at the vendor.`}
+        </>
+      ),
+      action: cancelPath(order.id),
+      back: `${ORDERS}/${order.id}`,
+      danger: true,
+    });
+  })
+  .post(
+    '/console/orders/:id/cancel',
+    sameOriginForm,
+    requireOperatorSession,
+    formHandler(
+      async (c, fields) => {
+        const id = idFromPath(c.req.param('id'), 'Order');
+        const landing = withDone(`${ORDERS}/${id}`, 'order_cancelled');
+        return redirectOnce(
+          c,
+          fields,
+          { order_id: id },
+          async (claim) => {
+            await cancelOrderAsOperator(c.var.db, c.var.caller, id, readConfig(c.env), claim, publishAfterResponse(c));
+            return landing;
+          },
+          () => landing,
+          OPERATOR,
+        );
+      },
+      (c, _fields, problem) => orderPage(c, idFromPath(c.req.param('id'), 'Order'), problem),
+    ),
+  );
+
+const cancelPath = (id: number) => `${ORDERS}/${id}/cancel`;
+
+/** One order with its items and its buyer; "Cancel order" on a pending one; the refusal of a cancel when there is one. */
+async function orderPage(c: Context<AppEnv>, id: number, problem?: FormProblem) {
+  const [{ order, stockItems, user }] = await queryAsOperator(c.var.db, c.var.caller, [orderDetailQuery(id)]);
+  return page(
+    c,
+    {
       title: `Order ${order.orderNumber}`,
       section: ORDERS,
       children: (
         <>
+          <Alert problem={problem} />
           <section class="card">
             <OrderFacts
               order={order}
@@ -69,6 +124,7 @@ export const consoleOrders = new Hono<AppEnv>()
               }
               product={<a href={`/dashboard/console/products/${order.productId}`}>{order.productName}</a>}
             />
+            {order.status === 'pending' && order.cancellable === 1 && <AskFirst action={cancelPath(order.id)} label="Cancel order" class="danger" />}
           </section>
           <h2>Items</h2>
           {order.status === 'cancelled' && <p class="muted">Cancelled and refunded; these items were revoked.</p>}
@@ -79,5 +135,7 @@ export const consoleOrders = new Hono<AppEnv>()
           </ol>
         </>
       ),
-    });
-  });
+    },
+    problem?.status ?? 200,
+  );
+}
