@@ -4,7 +4,8 @@
 import { copyFileSync, existsSync } from 'node:fs';
 import { assertNodeVersion, spawnWrangler } from './wrangler.mjs';
 import { DEMO_OPERATOR, DEMO_USER } from './seed.mjs';
-import { persist, prepareLocalDatabase } from './local-db.mjs';
+import { demoWallet, persist, prepareLocalDatabase } from './local-db.mjs';
+import { localPaymentBaseUrl } from './payment-base-url.mjs';
 import { vendorDocs } from './vendor-docs.mjs';
 
 const PORT = process.env.PORT ?? '8787';
@@ -19,14 +20,17 @@ if (!existsSync('.dev.vars')) {
 // The /docs page's Swagger UI files (public/vendor/), in step with the installed swagger-ui-dist.
 vendorDocs();
 
-const demoKey = prepareLocalDatabase();
+const args = process.argv.slice(2);
+const paymentBase = localPaymentBaseUrl(PORT, args);
+const { apiKey: demoKey, demoBalanceCents } = prepareLocalDatabase({ paymentBaseUrl: paymentBase.url });
 const base = `http://localhost:${PORT}/api/v2`;
 const banner = `
   Dashboard:     http://localhost:${PORT}/dashboard  (sign in as the demo user, or sign up)
-  Demo user:     ${DEMO_USER.email} / ${DEMO_USER.password} (wallet: $100.00)
+  Demo user:     ${DEMO_USER.email} / ${DEMO_USER.password} (${demoWallet(demoBalanceCents)})
   Demo operator: ${DEMO_OPERATOR.email} / ${DEMO_OPERATOR.password} (the console: http://localhost:${PORT}/dashboard/console)
   Demo API key:  ${demoKey ?? '(not known: the database was seeded elsewhere; create a user with POST /admin/users)'}
   Admin token:   see ADMIN_TOKEN in .dev.vars
+  Checkout page: ${paymentBase.url}/pay/<deposit id>  (PAYMENT_BASE_URL: the payment_url of local deposits)
 
   Try it:
     curl -s -H "X-API-Key: ${demoKey ?? '<key>'}" ${base}/wallet/balance
@@ -34,7 +38,7 @@ const banner = `
 `;
 
 // The banner goes out once the server is ready, so it is the last thing on screen rather than buried in wrangler's.
-const child = spawnWrangler(['dev', '--port', PORT, ...persist, ...process.argv.slice(2)]);
+const child = spawnWrangler(['dev', '--port', PORT, ...persist, ...paymentBase.varArgs, ...args]);
 let announced = false;
 child.stdout.on('data', (chunk) => {
   process.stdout.write(chunk);

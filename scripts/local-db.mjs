@@ -3,7 +3,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { wrangler } from './wrangler.mjs';
-import { DEMO_OPERATOR, operatorSql, seedSql } from './seed.mjs';
+import { DEMO_OPERATOR, DEMO_USER, operatorSql, seedSql } from './seed.mjs';
 
 // DEV_STATE_DIR gives a separate local database (the quickstart check and the e2e suite use a fresh one, like a new clone).
 export const STATE_DIR = process.env.DEV_STATE_DIR ?? '.wrangler';
@@ -12,29 +12,50 @@ const DEMO_KEY_FILE = join(STATE_DIR, 'demo-api-key.txt');
 // Where wrangler keeps D1's SQLite files: `<persist-to>/v3/d1`, by default `.wrangler/state/v3/d1`.
 const D1_DIR = process.env.DEV_STATE_DIR ? join(STATE_DIR, 'v3', 'd1') : join(STATE_DIR, 'state', 'v3', 'd1');
 
-/** Applies the migrations and seeds demo data into an empty database; returns the demo API key when it is known. */
-export function prepareLocalDatabase() {
-  console.log('Applying D1 migrations to the local database...');
-  wrangler(['d1', 'migrations', 'apply', 'DB', '--local', ...persist]);
+/** `wrangler d1 execute` on the local database, answering the rows of the one statement. */
+const query = (sql) => JSON.parse(wrangler(['d1', 'execute', 'DB', '--local', ...persist, '--json', '--command', sql], { capture: true }))[0].results;
 
-  const countQuery = `SELECT count(*) AS users, count(CASE WHEN email = '${DEMO_OPERATOR.email}' THEN 1 END) AS operators FROM users`;
-  const countOutput = wrangler(['d1', 'execute', 'DB', '--local', ...persist, '--json', '--command', countQuery], { capture: true });
-  const { users, operators } = JSON.parse(countOutput)[0].results[0];
+/** Applies the pending migrations, printing one line per migration rather than wrangler's tables (shown on failure). */
+function migrate() {
+  const output = wrangler(['d1', 'migrations', 'apply', 'DB', '--local', ...persist], { capture: true });
+  const applied = [...new Set(output.match(/\b\d{4}_[\w-]+\.sql\b/g) ?? [])];
+  if (applied.length === 0) console.log('Local database: migrations up to date.');
+  for (const name of applied) console.log(`Local database: applied migration ${name}`);
+}
+
+/**
+ * Applies the migrations and seeds demo data into an empty database (never twice: a database with users is left as it
+ * is). Returns the demo API key when it is known, and the demo user's balance as the database holds it (null when
+ * the demo user is gone).
+ */
+export function prepareLocalDatabase({ paymentBaseUrl }) {
+  migrate();
+  const demoBalance = `(SELECT balance_cents FROM users WHERE email = '${DEMO_USER.email}')`;
+  const [{ users, operators, demo_balance_cents: found }] = query(
+    `SELECT count(*) AS users, count(CASE WHEN email = '${DEMO_OPERATOR.email}' THEN 1 END) AS operators, ${demoBalance} AS demo_balance_cents FROM users`,
+  );
+  let demoBalanceCents = found;
   if (users === 0) {
-    console.log('Empty database: seeding demo data...');
-    const { sql, apiKey } = seedSql();
+    const started = Date.now();
+    const { sql, apiKey, summary } = seedSql({ paymentBaseUrl });
     mkdirSync(STATE_DIR, { recursive: true });
     const seedFile = join(STATE_DIR, 'seed.sql');
     writeFileSync(seedFile, sql);
     wrangler(['d1', 'execute', 'DB', '--local', ...persist, '--file', seedFile], { capture: true });
     writeFileSync(DEMO_KEY_FILE, `${apiKey}\n`);
+    console.log(`Empty database: seeded the demo data and ${summary} (${((Date.now() - started) / 1000).toFixed(1)} s).`);
+    [{ demo_balance_cents: demoBalanceCents }] = query(`SELECT ${demoBalance} AS demo_balance_cents`);
   } else if (operators === 0) {
     // A database seeded before the console existed gets the demo operator too.
     console.log('Adding the demo operator...');
     wrangler(['d1', 'execute', 'DB', '--local', ...persist, '--command', operatorSql()], { capture: true });
   }
-  return existsSync(DEMO_KEY_FILE) ? readFileSync(DEMO_KEY_FILE, 'utf8').trim() : null;
+  return { apiKey: existsSync(DEMO_KEY_FILE) ? readFileSync(DEMO_KEY_FILE, 'utf8').trim() : null, demoBalanceCents };
 }
+
+/** The demo user's wallet as the banners print it. */
+export const demoWallet = (cents) =>
+  cents === null ? 'not in this database' : `wallet: $${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
 
 /** Deletes the local database and the demo key written with its seed. */
 export function deleteLocalDatabase() {

@@ -1,7 +1,8 @@
 // Demo data for local development: one user with a funded wallet and an API key, a demo operator (the console at
-// /dashboard/console), a few products with stock.
+// /dashboard/console), a few products with stock, and a month of other customers' history (scripts/demo-history.mjs).
 // Passwords use the worker's format (PBKDF2-SHA256, 100k iterations); only the key's SHA-256 hash is stored.
 import { createHash, pbkdf2Sync, randomBytes, randomInt } from 'node:crypto';
+import { demoHistory, HISTORY_DAYS } from './demo-history.mjs';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -39,25 +40,69 @@ export function operatorSql(now = new Date().toISOString()) {
   return `INSERT INTO users (name, email, password_hash, balance_cents, created_at, updated_at, role) SELECT ${sqlString(DEMO_OPERATOR.name)}, ${sqlString(DEMO_OPERATOR.email)}, ${sqlString(hashPassword(DEMO_OPERATOR.password))}, 0, ${sqlString(now)}, ${sqlString(now)}, 'operator' WHERE NOT EXISTS (SELECT 1 FROM users WHERE email = ${sqlString(DEMO_OPERATOR.email)});`;
 }
 
-/** SQL that seeds an empty database; returns the demo API key (shown once, like any key). */
-export function seedSql(now = new Date().toISOString()) {
-  const apiKey = newApiKey();
-  const lines = [
-    `INSERT INTO users (id, name, email, password_hash, balance_cents, created_at, updated_at) VALUES (1, ${sqlString(DEMO_USER.name)}, ${sqlString(DEMO_USER.email)}, ${sqlString(hashPassword(DEMO_USER.password))}, ${DEMO_BALANCE_CENTS}, ${sqlString(now)}, ${sqlString(now)});`,
-    `INSERT INTO wallet_transactions (user_id, type, amount_cents, balance_after_cents, description, operation_id, created_at) VALUES (1, 'adjustment', ${DEMO_BALANCE_CENTS}, ${DEMO_BALANCE_CENTS}, 'Demo credit', 'seed-demo-credit', ${sqlString(now)});`,
-    `INSERT INTO api_keys (user_id, name, key_hash, key_preview, created_at) VALUES (1, 'Demo key', ${sqlString(apiKey.hash)}, ${sqlString(apiKey.preview)}, ${sqlString(now)});`,
+/** `INSERT INTO table (columns) VALUES (...), (...)`, in statements of at most 100 rows; nothing for no rows. */
+function insertRows(table, columns, rows) {
+  const statements = [];
+  for (let i = 0; i < rows.length; i += 100) {
+    const values = rows.slice(i, i + 100).map((row) => `(${row.map((v) => (v === null ? 'NULL' : typeof v === 'number' ? v : sqlString(v))).join(', ')})`);
+    statements.push(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${values.join(', ')};`);
+  }
+  return statements;
+}
+
+/** The history's customers, deposits, orders, items and ledger (each customer's password is random and unknown). */
+function historySql(history, productsSince) {
+  const password = hashPassword(randomBytes(24).toString('base64'));
+  const { customers, deposits, orders, ledger } = history;
+  const items = orders.flatMap((o) =>
+    o.items.map((content) => [o.product.id, content, o.status === 'cancelled' ? 'revoked' : 'sold', o.id, productsSince, o.revokedAt]),
+  );
+  return [
+    ...insertRows('users', ['id', 'name', 'email', 'password_hash', 'balance_cents', 'created_at', 'updated_at'],
+      customers.map((c) => [c.id, c.name, c.email, password, c.balanceCents, c.createdAt, c.createdAt])),
+    ...insertRows('deposits', ['id', 'user_id', 'amount_cents', 'gateway', 'crypto_currency', 'status', 'payment_url', 'external_id', 'transaction_id', 'expires_at', 'paid_at', 'created_at', 'updated_at', 'reference', 'provider'],
+      deposits.map((d) => [d.id, d.userId, d.amountCents, d.gateway, d.cryptoCurrency, d.status, d.paymentUrl, d.externalId, d.transactionId, d.expiresAt, d.paidAt, d.createdAt, d.updatedAt, d.reference, 'generic'])),
+    // The local checkout's notification of each paid deposit, as the gateway log would hold it.
+    ...insertRows('gateway_events', ['reference', 'gateway', 'deposit_id', 'status', 'amount_cents', 'transaction_id', 'outcome', 'received_at', 'source'],
+      deposits.filter((d) => d.status === 'paid').map((d) => [`gwe_seed_${d.id}`, d.gateway, d.id, 'paid', d.amountCents, d.transactionId, 'credited', d.paidAt, 'notification'])),
+    ...insertRows('orders', ['id', 'order_number', 'user_id', 'product_id', 'product_name', 'quantity', 'unit_price_cents', 'total_amount_cents', 'status', 'created_at', 'updated_at', 'cancellable'],
+      orders.map((o) => [o.id, o.orderNumber, o.userId, o.product.id, o.product.name, o.quantity, o.product.priceCents, o.totalCents, o.status, o.createdAt, o.updatedAt, o.product.cancellable === false ? 0 : 1])),
+    ...insertRows('stock_items', ['product_id', 'content', 'status', 'order_id', 'created_at', 'revoked_at'], items),
+    ...insertRows('wallet_transactions', ['user_id', 'type', 'amount_cents', 'balance_after_cents', 'description', 'order_id', 'deposit_id', 'operation_id', 'created_at'],
+      ledger.map((t) => [t.userId, t.type, t.amountCents, t.balanceAfterCents, t.description, t.orderId ?? null, t.depositId ?? null, t.operationId, t.createdAt])),
   ];
-  PRODUCTS.forEach((p, index) => {
-    const id = index + 1;
+}
+
+/**
+ * SQL that seeds an empty database; returns the demo API key (shown once, like any key) and a line saying what the
+ * history holds. `paymentBaseUrl` is the local checkout's base, in the history's deposits' payment_url.
+ */
+export function seedSql({ paymentBaseUrl, now = new Date() }) {
+  const apiKey = newApiKey();
+  const at = now.toISOString();
+  // The catalogue is older than the history it sold.
+  const productsSince = new Date(now.getTime() - (HISTORY_DAYS + 1) * 86_400_000).toISOString();
+  const lines = [
+    `INSERT INTO users (id, name, email, password_hash, balance_cents, created_at, updated_at) VALUES (1, ${sqlString(DEMO_USER.name)}, ${sqlString(DEMO_USER.email)}, ${sqlString(hashPassword(DEMO_USER.password))}, ${DEMO_BALANCE_CENTS}, ${sqlString(at)}, ${sqlString(at)});`,
+    `INSERT INTO wallet_transactions (user_id, type, amount_cents, balance_after_cents, description, operation_id, created_at) VALUES (1, 'adjustment', ${DEMO_BALANCE_CENTS}, ${DEMO_BALANCE_CENTS}, 'Demo credit', 'seed-demo-credit', ${sqlString(at)});`,
+    `INSERT INTO api_keys (user_id, name, key_hash, key_preview, created_at) VALUES (1, 'Demo key', ${sqlString(apiKey.hash)}, ${sqlString(apiKey.preview)}, ${sqlString(at)});`,
+  ];
+  const products = PRODUCTS.map((p, index) => ({ ...p, id: index + 1 }));
+  for (const p of products) {
     const packs = p.packs ? sqlString(JSON.stringify(p.packs)) : 'NULL';
     lines.push(
-      `INSERT INTO products (id, name, sku, category, price_cents, allowed_quantities, active, cancellable, stock_count, created_at, updated_at) VALUES (${id}, ${sqlString(p.name)}, ${sqlString(p.sku)}, ${sqlString(p.category)}, ${p.priceCents}, ${packs}, 1, ${p.cancellable === false ? 0 : 1}, ${p.stock}, ${sqlString(now)}, ${sqlString(now)});`,
+      `INSERT INTO products (id, name, sku, category, price_cents, allowed_quantities, active, cancellable, stock_count, created_at, updated_at) VALUES (${p.id}, ${sqlString(p.name)}, ${sqlString(p.sku)}, ${sqlString(p.category)}, ${p.priceCents}, ${packs}, 1, ${p.cancellable === false ? 0 : 1}, ${p.stock}, ${sqlString(productsSince)}, ${sqlString(productsSince)});`,
     );
     const items = Array.from({ length: p.stock }, (_, n) => item(p.prefix, n + 1));
     lines.push(
-      `INSERT INTO stock_items (product_id, content, status, created_at) SELECT ${id}, value, 'available', ${sqlString(now)} FROM json_each(${sqlString(JSON.stringify(items))});`,
+      `INSERT INTO stock_items (product_id, content, status, created_at) SELECT ${p.id}, value, 'available', ${sqlString(productsSince)} FROM json_each(${sqlString(JSON.stringify(items))});`,
     );
-  });
-  lines.push(operatorSql(now));
-  return { sql: lines.join('\n'), apiKey: apiKey.key };
+  }
+  let sold = 0;
+  const history = demoHistory({ now, products, firstUserId: 2, paymentBaseUrl, itemCode: (prefix) => item(prefix, (sold += 1)) });
+  lines.push(...historySql(history, productsSince));
+  lines.push(operatorSql(at));
+  const refunds = history.ledger.filter((t) => t.type === 'refund').length;
+  const summary = `${HISTORY_DAYS} days of history (${history.customers.length} customers, ${history.orders.length} orders, ${history.deposits.length} deposits, ${refunds} refunds)`;
+  return { sql: lines.join('\n'), apiKey: apiKey.key, summary };
 }

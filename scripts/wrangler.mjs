@@ -7,7 +7,9 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 const wranglerBin = join(dirname(require.resolve('wrangler/package.json')), 'bin', 'wrangler.js');
 
-export const wranglerEnv = { ...process.env, WRANGLER_SEND_METRICS: 'false' };
+// No network at start: no usage metrics, and no download of Cloudflare's `cf.json` for `request.cf` (the worker never
+// reads `request.cf`; offline, that download printed `getaddrinfo ENOTFOUND workers.cloudflare.com` twice).
+export const wranglerEnv = { CLOUDFLARE_CF_FETCH_ENABLED: 'false', ...process.env, WRANGLER_SEND_METRICS: 'false' };
 
 export function assertNodeVersion() {
   const major = Number(process.versions.node.split('.')[0]);
@@ -25,6 +27,7 @@ export function wrangler(args, { capture = false } = {}) {
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024, // JSON answers (an audit's violations) may exceed the 1 MB default
   });
+  if (result.status !== 0 && capture) process.stdout.write(result.stdout ?? '');
   if (result.status !== 0) throw new Error(`wrangler ${args.join(' ')} failed (exit ${result.status})`);
   return result.stdout ?? '';
 }

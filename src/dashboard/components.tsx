@@ -24,6 +24,9 @@ export const Status = ({ value }: { value: string }) => <span class={`status sta
 export const IdempotencyKey = () => <input type="hidden" name="idempotency_key" value={crypto.randomUUID()} />;
 
 const RATE_LIMITED_MESSAGE = 'Too many attempts. Wait a minute, then try again.';
+// The API's GATEWAY_UNAVAILABLE, said to a person: the amount typed is still in the form.
+const PROVIDER_DOWN_MESSAGE =
+  'The payment provider could not be reached, so no deposit was made and nothing was charged. Please try again in a minute.';
 /** Fields a form carries without a visible control: their messages go into the alert. */
 const HIDDEN_FIELDS = ['product_id', 'idempotency_key'];
 
@@ -34,9 +37,11 @@ export function Alert({ problem }: { problem?: FormProblem | null }) {
   const message =
     problem.code === 'RATE_LIMITED'
       ? RATE_LIMITED_MESSAGE
-      : problem.code === 'VALIDATION_FAILED'
-        ? ['Please correct the fields marked below.', ...hidden].join(' ')
-        : problem.message;
+      : problem.code === 'GATEWAY_UNAVAILABLE'
+        ? PROVIDER_DOWN_MESSAGE
+        : problem.code === 'VALIDATION_FAILED'
+          ? ['Please correct the fields marked below.', ...hidden].join(' ')
+          : problem.message;
   return (
     <p class="alert" role="alert">
       {message}

@@ -68,7 +68,7 @@ export function parseForm<T extends z.ZodType>(schema: T, fields: Record<string,
 
 /** Why a form was refused, shown on its page: a message and the messages next to each field. */
 export interface FormProblem {
-  status: 400 | 401 | 422 | 429;
+  status: 400 | 401 | 422 | 429 | 503;
   code: string;
   message: string;
   fields: FieldErrors;
@@ -76,9 +76,14 @@ export interface FormProblem {
 
 /** Statuses a form answers by showing its page again; anything else (404, 5xx) is the error page. */
 const FORM_STATUSES = new Set([400, 401, 422, 429]);
+/**
+ * A payment provider that cannot be reached is not the database: the page can be shown again, with what was typed,
+ * and the API's 503 and Retry-After (nothing was stored, nothing charged).
+ */
+const isFormProblem = (err: ApiError) => FORM_STATUSES.has(err.status) || err.code === 'GATEWAY_UNAVAILABLE';
 
 function formProblem(c: Context<AppEnv>, err: unknown): FormProblem | null {
-  if (!(err instanceof ApiError) || !FORM_STATUSES.has(err.status)) return null;
+  if (!(err instanceof ApiError) || !isFormProblem(err)) return null;
   // A session that is not live (any signed-in form) is no problem of the form's: the browser goes to sign-in.
   if (isUnauthorized(err) && c.get('caller') !== undefined) return null;
   const fields = err.code === 'VALIDATION_FAILED' ? ((err.errors ?? {}) as FieldErrors) : {};

@@ -103,8 +103,8 @@ const PAGES: Entry[] = [
   {
     method: 'post',
     path: '/dashboard/wallet/deposit',
-    summary: 'Add funds: creates a deposit, then 303 to its payment page',
-    statuses: [303, 403, 422],
+    summary: 'Add funds: creates a deposit, then 303 to its payment page; the payment provider unreachable → 503, the page again with its message and the typed amount, nothing stored',
+    statuses: [303, 403, 422, 503],
     fields: ['amount', 'gateway', 'crypto_currency', 'idempotency_key'],
   },
   { method: 'get', path: '/dashboard/orders', summary: 'Orders', statuses: [200, 303, 422], paged: true },

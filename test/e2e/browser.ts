@@ -39,3 +39,26 @@ export async function fitsThePhone(page: Page) {
   const wideTables = await page.evaluate(() => [...document.querySelectorAll('.table-wrap')].filter((wrap) => wrap.scrollWidth > wrap.clientWidth).length);
   expect(wideTables, `${page.url()}: a table scrolls sideways`).toBe(0);
 }
+
+/** A laptop's viewport: the other width every dashboard page is checked at. */
+export const DESKTOP = { width: 1280, height: 900 };
+
+/**
+ * At the page's own viewport width: the page does not scroll sideways, no table does, and every visible action (a
+ * button, a submit input, a link styled as a button) lies wholly inside the width, none cut off or pushed off to the right.
+ */
+export async function actionsInView(page: Page) {
+  await settled(page);
+  const width = page.viewportSize()!.width;
+  expect(await page.evaluate(() => document.documentElement.scrollWidth), `${page.url()} scrolls sideways at ${width} px`).toBeLessThanOrEqual(width);
+  const wideTables = await page.evaluate(() => [...document.querySelectorAll('.table-wrap')].filter((wrap) => wrap.scrollWidth > wrap.clientWidth).length);
+  expect(wideTables, `${page.url()}: a table scrolls sideways at ${width} px`).toBe(0);
+  const outside = await page.evaluate((limit) => {
+    const actions = [...document.querySelectorAll<HTMLElement>('button, input[type="submit"]')];
+    return actions
+      .map((el) => ({ name: (el.textContent || (el as HTMLInputElement).value || '').trim(), box: el.getBoundingClientRect() }))
+      .filter(({ box }) => box.width > 0 && (box.left < 0 || box.right > limit))
+      .map(({ name, box }) => `"${name}" at ${Math.round(box.left)}..${Math.round(box.right)} px`);
+  }, width);
+  expect(outside, `${page.url()}: actions outside the ${width} px window`).toEqual([]);
+}

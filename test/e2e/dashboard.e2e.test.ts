@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Locator } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { browserAvailable, fitsThePhone, launchBrowser, PHONE } from './browser';
+import { actionsInView, browserAvailable, DESKTOP, fitsThePhone, launchBrowser, PHONE } from './browser';
 import { contractFetch } from './checked-fetch';
 
 // The whole dashboard journey in Chromium with JavaScript off, at a phone's width, driven by accessible names (labels, roles, button
@@ -202,6 +202,37 @@ describe.runIf(browserAvailable)('the dashboard in a real browser', () => {
     expect(consoleErrors).toEqual([]);
     expect(offOrigin).toEqual([]);
     await context.close();
+  });
+
+  it('every page at 1280 and 375 px: nothing scrolls sideways, every button inside the window', async () => {
+    // A user with something on every page: a key, funds, an order, a pending deposit.
+    const admin = { Authorization: `Bearer ${server.adminToken}`, 'Content-Type': 'application/json' };
+    const email = `widths-${Date.now()}@example.com`;
+    const password = 'widths password 1';
+    const created = (await (await fetch(`${server.api}/admin/users`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'Wide Narrow', email, password }) })).json()).data;
+    const user = { 'X-API-Key': created.api_key as string, 'Content-Type': 'application/json' };
+    await fetch(`${server.api}/admin/users/${created.id}/balance-adjustments`, { method: 'POST', headers: admin, body: JSON.stringify({ amount: 30, description: 'e2e funding' }) });
+    const order = (await (await fetch(`${server.api}/orders`, { method: 'POST', headers: user, body: JSON.stringify({ product_id: 2, quantity: 1 }) })).json()).data;
+    await fetch(`${server.api}/wallet/deposit`, { method: 'POST', headers: user, body: JSON.stringify({ amount: 12.5, gateway: 'gateway_one' }) });
+
+    const pages = ['/dashboard', '/dashboard/keys', '/dashboard/wallet', '/dashboard/orders', `/dashboard/orders/${order.id}`, '/dashboard/shop', '/dashboard/profile'];
+    for (const viewport of [DESKTOP, PHONE]) {
+      const context = await browser.newContext({ viewport, javaScriptEnabled: false });
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/dashboard/sign-in`);
+      await actionsInView(page);
+      await page.getByLabel('Email', { exact: true }).fill(email);
+      await page.getByLabel('Password', { exact: true }).fill(password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL(`${server.origin}/dashboard`);
+      for (const path of pages) {
+        await page.goto(`${server.origin}${path}`);
+        expect(new URL(page.url()).pathname).toBe(path);
+        await actionsInView(page);
+        await page.screenshot({ path: `${SCREENSHOTS}/dashboard-${viewport.width}${path.replaceAll('/', '-')}.png`, fullPage: true });
+      }
+      await context.close();
+    }
   });
 
   it('serves the stylesheet and icon under content-hashed URLs, cached for a year, with the pages\' security headers', async () => {

@@ -7,6 +7,7 @@ export interface DevServer {
   origin: string;
   api: string;
   adminToken: string;
+  stateDir: string;
   output: () => string;
   stop: () => Promise<void>;
 }
@@ -19,21 +20,25 @@ export interface DevServer {
  * wrangler's dev registry (where each `wrangler dev` announces its worker by name, and both are named
  * stock-wallet-api) live in a temporary directory outside the repository; the generated static files it writes at
  * start (public/, src/generated/) are written only when they differ, which they do not on the same checkout; and
- * its PAYMENT_BASE_URL is its own origin, so the payment links it hands out never lead to the developer's server.
+ * its PAYMENT_BASE_URL is its own origin (the dev script makes it follow PORT: no `--var` sets it here, so the tests
+ * of payment links check that), so the payment links it hands out never lead to the developer's server.
  */
 export async function startDevServer(port: number): Promise<DevServer> {
   const state = mkdtempSync(join(tmpdir(), 'stock-wallet-e2e-'));
   const origin = `http://localhost:${port}`;
   const adminToken = 'e2e-admin-token';
+  // The environment of a person's shell: without vitest's NODE_ENV=test, which among other things stops wrangler from
+  // fetching `request.cf` data (the dev script must keep it from going to the network on its own).
+  const { NODE_ENV: _vitest, ...shell } = process.env;
   const child: ChildProcess = spawn(
     'npm',
     [
-      ...['run', 'dev', '--', '--var', `ADMIN_TOKEN:${adminToken}`, '--var', `PAYMENT_BASE_URL:${origin}`, '--var', 'DEV_CHECKOUT:true', '--var', 'DASHBOARD_SIGNUP:open'],
+      ...['run', 'dev', '--', '--var', `ADMIN_TOKEN:${adminToken}`, '--var', 'DEV_CHECKOUT:true', '--var', 'DASHBOARD_SIGNUP:open'],
       // Webhook receivers of the tests run on 127.0.0.1, and a failed delivery is retried after 1 s, 2 s...
       ...['--var', 'ALLOW_LOCAL_WEBHOOK_URLS:true', '--var', 'WEBHOOK_RETRY_BASE_SECONDS:1'],
     ],
     {
-      env: { ...process.env, PORT: String(port), DEV_STATE_DIR: state, WRANGLER_REGISTRY_PATH: join(state, 'registry'), WRANGLER_SEND_METRICS: 'false' },
+      env: { ...shell, PORT: String(port), DEV_STATE_DIR: state, WRANGLER_REGISTRY_PATH: join(state, 'registry'), WRANGLER_SEND_METRICS: 'false' },
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -60,12 +65,13 @@ export async function startDevServer(port: number): Promise<DevServer> {
   };
 
   const deadline = Date.now() + 120_000;
-  while (!log.includes('Ready on')) {
+  // Ready, and the banner the dev script prints after it.
+  while (!log.includes('Ready on') || !log.includes('Demo API key')) {
     if (child.exitCode !== null || Date.now() > deadline) {
       await stop();
       throw new Error(`npm run dev did not come up:\n${log}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  return { origin, api: `${origin}/api/v2`, adminToken, output: () => log, stop };
+  return { origin, api: `${origin}/api/v2`, adminToken, stateDir: state, output: () => log, stop };
 }

@@ -4,6 +4,8 @@ import { startDevServer, type DevServer } from './dev-server';
 declare module 'vitest' {
   export interface ProvidedContext {
     devServer: { origin: string; api: string; adminToken: string };
+    /** What `npm run dev` printed up to its banner, and its DEV_STATE_DIR (its local database). */
+    devScript: { startup: string; stateDir: string };
   }
 }
 
@@ -13,6 +15,7 @@ let server: DevServer | undefined;
 export async function setup(project: TestProject) {
   server = await startDevServer(Number(process.env.E2E_PORT ?? 8797));
   project.provide('devServer', { origin: server.origin, api: server.api, adminToken: server.adminToken });
+  project.provide('devScript', { startup: server.output(), stateDir: server.stateDir });
 }
 
 export async function teardown() {
