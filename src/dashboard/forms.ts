@@ -8,8 +8,8 @@ import type { z } from 'zod';
 import { ApiError, fieldErrors, notFound, validationFailed, type FieldErrors } from '../lib/errors';
 import { readNumber } from '../lib/exact-json';
 
-// Forms post strings; the API's schemas are strictly typed. A field that is a decimal number (a `$` and thousands
-// commas allowed: plainNumber) is handed to the schema as a number (what a JSON client would send), read as written like a JSON body's numbers (an amount with more
+// Forms post strings; the API's schemas are strictly typed. A field that is a plain decimal number is handed to the
+// schema as a number (what a JSON client would send), read as written like a JSON body's numbers (an amount with more
 // digits than a double holds is refused, never rounded); anything else stays a string and fails the schema's own
 // type check with the API's own message.
 
@@ -23,20 +23,21 @@ export const sameOriginForm = sameOriginOnly;
 // Signed: the console's balance adjustment debits with a negative amount.
 const DECIMAL = /^-?\d{1,15}(\.\d{1,15})?$/;
 
-// An amount as people type it: a `$` after the sign (`$14.99`, `-$2.50`) and commas between groups of exactly three
-// digits (`$1,234.56`). Anything else keeps its commas (`14,99`, a decimal comma, is refused, never read as 1499).
+// An amount as an operator types it in the console's Price and Amount: a `$` after the sign (`$14.99`, `-$2.50`) and
+// commas between groups of exactly three digits (`$1,234.56`). Anything else is left as typed, so the schema refuses
+// it (`14,99`, a decimal comma, is never read as 1499).
 const TYPED_AMOUNT = /^(-?)\$?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?$/;
 
-/** A form's number as written, without the `$` and thousands commas people type (`-$1,234.56` → `-1234.56`). */
-export function plainNumber(text: string): string {
-  const match = TYPED_AMOUNT.exec(text.trim());
+/** A console amount as written, without the `$` and thousands commas (`-$1,234.56` → `-1234.56`); the one parser of the console's money fields. */
+export function plainNumber(text: string | undefined): string | undefined {
+  const match = text === undefined ? null : TYPED_AMOUNT.exec(text);
   return match ? `${match[1]}${match[2].replaceAll(',', '')}${match[3] ?? ''}` : text;
 }
 
 export type FormFields = Record<string, string>;
 
 /** The posted form as strings (a repeated field: its last value; files ignored). Not a form: no fields. */
-export async function readForm(c: Context): Promise<FormFields> {
+async function readForm(c: Context): Promise<FormFields> {
   let body: Record<string, unknown>;
   try {
     body = await c.req.parseBody();
@@ -57,10 +58,7 @@ export async function readForm(c: Context): Promise<FormFields> {
  */
 export function parseForm<T extends z.ZodType>(schema: T, fields: Record<string, unknown>, numbers: string[] = []): z.output<T> {
   const input: Record<string, unknown> = { ...fields };
-  for (const name of numbers) {
-    const text = typeof fields[name] === 'string' ? plainNumber(fields[name]) : undefined;
-    if (text !== undefined && DECIMAL.test(text)) input[name] = readNumber(text);
-  }
+  for (const name of numbers) if (typeof fields[name] === 'string' && DECIMAL.test(fields[name])) input[name] = readNumber(fields[name]);
   const result = schema.safeParse(input);
   if (!result.success) throw validationFailed(fieldErrors(result.error));
   return result.data;

@@ -190,7 +190,7 @@ const PAGES: Entry[] = [
     method: 'post',
     path: '/dashboard/console/orders/{id}/cancel',
     summary: "An operator's cancel: the buyer's cancel (refund, items revoked, event) with an audit entry; a refusal shows the order again (400)",
-    statuses: [303, 400, 403, 404],
+    statuses: [303, 400, 403, 404, 422],
     fields: ['idempotency_key'],
   },
   { method: 'get', path: '/dashboard/console/users', summary: 'Users; `q`: an email or part of a name or email', statuses: [200, 303, 404, 422], search: true },
@@ -236,7 +236,13 @@ const PAGES: Entry[] = [
     summary: 'Confirmation of "Mark paid": the amount and whose wallet, "Confirm" and "Back"; changes nothing (a deposit no longer pending: 303 to the deposits)',
     statuses: [200, 303, 404],
   },
-  { method: 'post', path: '/dashboard/console/deposits/{id}/mark-paid', summary: 'Mark a pending deposit paid', statuses: [303, 403, 404], fields: ['idempotency_key'] },
+  {
+    method: 'post',
+    path: '/dashboard/console/deposits/{id}/mark-paid',
+    summary: 'Mark a deposit paid (Confirm on its confirmation page): credits once, keyed on the deposit; a second post credits nothing and says so',
+    statuses: [303, 403, 404],
+    fields: ['idempotency_key'],
+  },
   {
     method: 'post',
     path: '/dashboard/console/deposits/{id}/refresh',

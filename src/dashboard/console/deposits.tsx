@@ -7,17 +7,16 @@ import { requireOperatorSession } from '../../middleware/session';
 import { DepositsQuery } from '../../schemas/operator';
 import { operatorActor } from '../../services/audit-log';
 import { queryAsOperator } from '../../services/caller';
-import { markDepositPaid, type CreditSnapshot } from '../../services/deposits';
+import { markDepositPaid } from '../../services/deposits';
 import type { GatewayOutcome } from '../../services/gateway-events';
 import { GATEWAYS } from '../../services/gateways';
-import { OPERATOR } from '../../services/idempotency';
 import { depositWithBuyerQuery, operatorDepositsQuery, type OperatorDeposit } from '../../services/operator-deposits';
 import type { Buyer } from '../../services/operator-users';
 import { vendorFailureOf } from '../../services/gateways/vendor-http';
 import { recordVendorFailure } from '../../services/vendor-failures';
 import { lookupGateway, refreshDeposit } from '../../services/vendor-payments';
 import { Money, Notice, Pager, Status, When } from '../components';
-import { idFromPath, parseForm, readForm, redirectOnce, sameOriginForm } from '../forms';
+import { idFromPath, parseForm, sameOriginForm } from '../forms';
 import { withDone } from '../done-notices';
 import { page } from '../layout';
 import { DataTable } from '../tables';
@@ -188,17 +187,10 @@ export const consoleDeposits = new Hono<AppEnv>()
   })
   .post('/console/deposits/:id/mark-paid', sameOriginForm, requireOperatorSession, async (c) => {
     const id = idFromPath(c.req.param('id'), 'Deposit');
-    const fields = await readForm(c);
-    // The notice says what this post did: credited now, or nothing (the deposit was paid already, e.g. by its webhook).
-    const landing = (credited: boolean) => withDone(`${DEPOSITS}#deposit-${id}`, credited ? 'deposit_paid' : 'deposit_already_paid');
-    return redirectOnce<CreditSnapshot>(
-      c,
-      fields,
-      { deposit_id: id },
-      async (claim) => landing((await markDepositPaid(c.var.db, operatorActor(c.var.caller), id, claim, publishAfterResponse(c))).credited),
-      (snapshot) => landing(Boolean(snapshot.credited)),
-      OPERATOR,
-    );
+    // No idempotency record: a session that is not an operator's must write nothing, and the credit is keyed on the
+    // deposit itself (`manual-<id>`), so a second post credits nothing and its notice says so.
+    const { credited } = await markDepositPaid(c.var.db, operatorActor(c.var.caller), id, undefined, publishAfterResponse(c));
+    return c.redirect(withDone(`${DEPOSITS}#deposit-${id}`, credited ? 'deposit_paid' : 'deposit_already_paid'), 303);
   })
   .post('/console/deposits/:id/refresh', sameOriginForm, requireOperatorSession, async (c) => {
     const id = idFromPath(c.req.param('id'), 'Deposit');

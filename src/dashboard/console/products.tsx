@@ -12,7 +12,7 @@ import { OPERATOR } from '../../services/idempotency';
 import { catalogueProductQuery, catalogueQuery, type CatalogueProduct } from '../../services/operator-catalogue';
 import { addStock, checkedUpload, createProduct, MAX_ITEMS_PER_UPLOAD, updateProduct, type StockUpload } from '../../services/products';
 import { Alert, Checkbox, Field, FileField, IdempotencyKey, Money, Notice, TextArea } from '../components';
-import { formHandler, idFromPath, parseForm, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from '../forms';
+import { formHandler, idFromPath, parseForm, plainNumber, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from '../forms';
 import { withDone } from '../done-notices';
 import { page } from '../layout';
 import { DataTable } from '../tables';
@@ -37,7 +37,7 @@ function productFromForm(fields: FormFields) {
     name: fields.name,
     sku: fields.sku,
     category: category === '' ? null : category,
-    price: fields.price,
+    price: plainNumber(fields.price),
     allowed_quantities: packSizesFrom(fields.allowed_quantities),
     active: fields.active === 'on',
     cancellable: fields.final_sale !== 'on',

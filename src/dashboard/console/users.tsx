@@ -12,7 +12,7 @@ import { createPasswordReset, type ResetLink } from '../../services/password-res
 import { adjustBalance } from '../../services/wallet';
 import { Alert, Field, Money, Notice, Pager, SearchForm, When } from '../components';
 import { ApiError, type FieldErrors } from '../../lib/errors';
-import { formHandler, idFromPath, parseForm, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from '../forms';
+import { formHandler, idFromPath, parseForm, plainNumber, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from '../forms';
 import { withDone } from '../done-notices';
 import { page } from '../layout';
 import { DataTable, DepositsTable, OrdersTable, TransactionsTable } from '../tables';
@@ -158,7 +158,7 @@ export const consoleUsers = new Hono<AppEnv>()
     formHandler(
       async (c, fields) => {
         const id = pathUserId(c);
-        const body = parseForm(AdjustmentBody, fields, ['amount']);
+        const body = parseForm(AdjustmentBody, { ...fields, amount: plainNumber(fields.amount) }, ['amount']);
         return redirectOnce<TransactionRow>(
           c,
           fields,
@@ -179,7 +179,7 @@ export const consoleUsers = new Hono<AppEnv>()
     const fields = { amount: c.req.query('amount') ?? '', description: c.req.query('description') ?? '' };
     let body;
     try {
-      body = parseForm(AdjustmentBody, fields, ['amount']);
+      body = parseForm(AdjustmentBody, { ...fields, amount: plainNumber(fields.amount) }, ['amount']);
     } catch (err) {
       // The form's own refusal, as a post of it would show it: the user's page with the messages, nothing changed.
       if (!(err instanceof ApiError) || err.code !== 'VALIDATION_FAILED') throw err;
