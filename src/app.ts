@@ -12,6 +12,8 @@ import { authRouter } from './routes/auth';
 import { adminEmailsRouter } from './routes/admin-emails';
 import { adminConsoleRouter } from './routes/admin-console';
 import { adminCouponsRouter } from './routes/admin-coupons';
+import { adminExportsRouter } from './routes/admin-exports';
+import { adminGatewaysRouter } from './routes/admin-gateways';
 import { apiKeysRouter } from './routes/api-keys';
 import { eventsRouter } from './routes/events';
 import { ordersRouter } from './routes/orders';
@@ -29,6 +31,7 @@ import { createCheckoutRouter } from './routes/checkout';
 import { gatewayEventsRouter } from './routes/gateway-events';
 import { createDashboardRouter, dashboardHeaders } from './dashboard';
 import { registerDashboardDocs } from './dashboard/openapi';
+import { rememberVendorFailures } from './middleware/vendor-failures';
 import { API_PREFIX, registerDocument, registerServiceInfo } from './routes/service';
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -71,6 +74,7 @@ export function createApp() {
   for (const path of ['/api-keys', '/user', '/orders', '/wallet', '/events', '/webhook-endpoints']) app.use(`${API_PREFIX}${path}/*`, requireApiKey);
   app.use(`${API_PREFIX}/admin/*`, requireAdmin);
   app.use(`${API_PREFIX}/*`, refuseDeepJsonBodies);
+  app.use(`${API_PREFIX}/*`, rememberVendorFailures);
 
   registerServiceInfo(app);
 
@@ -85,6 +89,8 @@ export function createApp() {
     .route(`${API_PREFIX}/admin`, productImagesRouter)
     .route(`${API_PREFIX}/admin`, revokedItemsRouter)
     .route(`${API_PREFIX}/admin`, adminCouponsRouter)
+    .route(`${API_PREFIX}/admin`, adminExportsRouter)
+    .route(`${API_PREFIX}/admin`, adminGatewaysRouter)
     .route(`${API_PREFIX}/admin/gateway-events`, gatewayEventsRouter)
     .route(`${API_PREFIX}/webhooks`, webhooksRouter)
     .route(`${API_PREFIX}/events`, eventsRouter)

@@ -41,6 +41,12 @@ export const CONSOLE_PAGES: Array<[string, (f: Fixtures) => string]> = [
   ['audit log', () => '/dashboard/console/audit'],
   ['emails', (f) => `/dashboard/console/emails?to=${encodeURIComponent(f.buyer.email)}&template=order_receipt&status=queued`],
   ['coupons', () => '/dashboard/console/coupons'],
+  ['payments', () => '/dashboard/console/payments'],
+  ['Mark paid confirmation', (f) => `/dashboard/console/deposits/${f.depositId}/mark-paid/confirm`],
+  ['Adjust balance confirmation', (f) => `/dashboard/console/users/${f.buyer.id}/balance/confirm?amount=1&description=x`],
+  ['Disable account confirmation', (f) => `/dashboard/console/users/${f.buyer.id}/disable/confirm`],
+  ['orders CSV', () => '/dashboard/console/exports/orders.csv?from=2020-01-01'],
+  ['Cancel order confirmation', (f) => `/dashboard/console/orders/${f.orderId}/cancel/confirm`],
 ];
 
 export const CONSOLE_POSTS: Array<[string, (f: Fixtures) => [string, Record<string, string>]]> = [
@@ -54,5 +60,7 @@ export const CONSOLE_POSTS: Array<[string, (f: Fixtures) => [string, Record<stri
   ['Mark paid', (f) => [`/dashboard/console/deposits/${f.depositId}/mark-paid`, {}]],
   ['Create coupon', () => ['/dashboard/console/coupons', { code: unique('SNEAK').replace(/[^A-Za-z0-9-]/g, '').slice(-30), percent_off: '100', active: 'on', idempotency_key: crypto.randomUUID() }]],
   ['Save discount', (f) => [`/dashboard/console/users/${f.buyer.id}/discount`, { discount_percent: '90' }]],
+  ['Check connection', () => ['/dashboard/console/payments/gateway_one/check', {}]],
+  ['Cancel order', (f) => [`/dashboard/console/orders/${f.orderId}/cancel`, { idempotency_key: crypto.randomUUID() }]],
 ];
 

@@ -306,7 +306,7 @@ describe('profile and password', () => {
     const email = newEmail();
     const res = await visit('/dashboard/profile', { cookie: user.cookie, form: { name: 'Grace Hopper', email } });
     expect(res.status).toBe(303);
-    expect(res.location).toBe('/dashboard/profile');
+    expect(res.location).toBe('/dashboard/profile?done=profile_saved');
     expect((await call('/user/profile', { key: user.key })).json.data).toMatchObject({ name: 'Grace Hopper', email });
     const before = await snapshot();
     const taken = await visit('/dashboard/profile', { cookie: user.cookie, form: { name: 'Grace', email: other.email.toUpperCase() } });

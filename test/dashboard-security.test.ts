@@ -45,6 +45,8 @@ describe('CSRF: form posts only from the service itself', () => {
       [`/dashboard/console/users/${user.id}/discount`, { discount_percent: '90' }],
       ['/dashboard/console/coupons', { code: 'EVIL-100', percent_off: '100', active: 'on', idempotency_key: crypto.randomUUID() }],
       ['/dashboard/console/coupons/1', { percent_off: '100', active: 'on' }],
+      [`/dashboard/console/orders/${order.json.data.id}/cancel`, { idempotency_key: 'csrf-7' }],
+      ['/dashboard/console/payments/gateway_one/check', {}],
     ];
     const attacks: Array<{ label: string; origin: string | null; headers?: Record<string, string> }> = [
       { label: 'another origin', origin: 'https://evil.example' },
@@ -59,7 +61,8 @@ describe('CSRF: form posts only from the service itself', () => {
     // Every form post the service documents is in the list above.
     const doc = (await (await SELF.fetch(`${ORIGIN}/api/v2/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
     const documented = Object.entries(doc.paths).filter(([path, methods]) => path.startsWith('/dashboard') && 'post' in methods).map(([path]) => path);
-    const template = (path: string) => path.replace(/\/\d+(?=\/|$)/, '/{id}').replace(/reset-password\/[^/]+$/, 'reset-password/{token}');
+    const template = (path: string) =>
+      path.replace(/\/\d+(?=\/|$)/, '/{id}').replace(/reset-password\/[^/]+$/, 'reset-password/{token}').replace(/payments\/[^/]+\/check$/, 'payments/{slot}/check');
     expect(posts.map(([path]) => template(path)).sort()).toEqual(documented.sort());
     const before = await snapshot();
     for (const [path, form] of posts) {

@@ -269,7 +269,7 @@ describe('ending sessions', () => {
       form: { current_password: PASSWORD, new_password: 'a brand new password', new_password_confirmation: 'a brand new password' },
     });
     expect(res.status, res.text).toBe(303);
-    expect(res.location).toBe('/dashboard/profile');
+    expect(res.location).toBe('/dashboard/profile?done=password_changed');
     expect(await isSignedIn(here)).toBe(true);
     expect(await isSignedIn(elsewhere)).toBe(false);
     expect(await isSignedIn(bystander.cookie)).toBe(true);

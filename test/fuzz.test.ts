@@ -905,7 +905,7 @@ describe('fuzz: route discovery', () => {
     expect([...groups].sort()).toEqual(['admin', 'apiKey', 'public', 'session', 'webhook']);
     // Every route with a JSON body exposes its field names to the generators.
     for (const op of DOCUMENTED.filter((o) => ['POST', 'PUT', 'PATCH'].includes(o.method))) {
-      const bodyless = /cancel|mark-paid|refresh|password-reset$|\/(disable|enable)$|^\/pay\/|^\/dashboard\/(sign-out|keys\/\{id\}\/revoke|verify-email\/resend)$|\/image(\/remove)?$/.test(op.template);
+      const bodyless = /cancel|mark-paid|refresh|password-reset$|\/(disable|enable|check)$|^\/pay\/|^\/dashboard\/(sign-out|keys\/\{id\}\/revoke|verify-email\/resend)$|\/image(\/remove)?$/.test(op.template);
       if (!bodyless) expect(op.bodyFields.length, `${op.method} ${op.template}`).toBeGreaterThan(0);
     }
     expect(DOCUMENTED.find((o) => o.template === '/api/v2/orders' && o.method === 'POST')?.bodyFields.sort()).toEqual(['coupon', 'expected_total', 'product_id', 'quantity']);

@@ -266,15 +266,12 @@ describe('searches go through indexes', () => {
   }
   const page = { page: 1, per_page: 20 };
 
-  it('a whole email: users_email_unique, for users and for orders (then orders_user_created)', async () => {
+  it('a whole email: users_email_unique for users; an orders search walks orders newest first (orders_created), bounded by the page', async () => {
     expect(await plan(usersQuery({ email: 'a@example.com' }, page).reads[0])).toMatch(/USING INDEX users_email_unique/);
-    const orders = await plan(ordersQuery({ q: 'a@example.com' }, page).reads[0]);
-    expect(orders).toMatch(/USING (COVERING )?INDEX users_email_unique/);
-    expect(orders).toMatch(/USING INDEX orders_user_created/);
+    expect(await plan(ordersQuery({ q: 'a@example.com' }, page).reads[0])).toMatch(/SCAN orders USING INDEX orders_created/);
   });
 
-  it('an order number: orders_order_number_unique; a status: orders_status_created; no filter: orders_created', async () => {
-    expect(await plan(ordersQuery({ q: 'ORD-20261121-ABCDEFGHIJ' }, page).reads[0])).toMatch(/USING INDEX orders_order_number_unique/);
+  it('a status: orders_status_created; no filter: orders_created', async () => {
     expect(await plan(ordersQuery({ status: 'pending' }, page).reads[0])).toMatch(/USING INDEX orders_status_created/);
     expect(await plan(ordersQuery({}, page).reads[0])).toMatch(/SCAN orders USING INDEX orders_created/);
   });

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import type { Schema } from './json-schema';
 
 // fast-check arbitraries from JSON Schema: the subset the OpenAPI document uses (type and union types, nullable,
-// enum, const, minimum/maximum/exclusive bounds, multipleOf, minLength/maxLength, pattern, format date-time / email /
+// enum, const, minimum/maximum/exclusive bounds, multipleOf, minLength/maxLength, pattern, format date-time / date / email /
 // uri, items, minItems/maxItems/uniqueItems, properties/required, anyOf/oneOf/allOf, not).
 //
 // `validValue` aims at values the schema accepts, `invalidValue` at values it refuses. Neither is trusted: the test
@@ -83,6 +83,7 @@ function stringValue(schema: Schema): fc.Arbitrary<string> {
   const fits = (s: string) => length(s) >= minLength && length(s) <= maxLength;
   const byFormat: Record<string, fc.Arbitrary<string>> = {
     'date-time': fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('2999-12-31T23:59:59Z'), noInvalidDate: true }).map((d) => d.toISOString()),
+    date: fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('2999-12-31T23:59:59Z'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10)),
     email: fc.emailAddress(),
     uri: fc.webUrl(),
   };

@@ -23,6 +23,17 @@ export const sameOriginForm = sameOriginOnly;
 // Signed: the console's balance adjustment debits with a negative amount.
 const DECIMAL = /^-?\d{1,15}(\.\d{1,15})?$/;
 
+// An amount as an operator types it in the console's Price and Amount: a `$` after the sign (`$14.99`, `-$2.50`) and
+// commas between groups of exactly three digits (`$1,234.56`). Anything else is left as typed, so the schema refuses
+// it (`14,99`, a decimal comma, is never read as 1499).
+const TYPED_AMOUNT = /^(-?)\$?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?$/;
+
+/** A console amount as written, without the `$` and thousands commas (`-$1,234.56` → `-1234.56`); the one parser of the console's money fields. */
+export function plainNumber(text: string | undefined): string | undefined {
+  const match = text === undefined ? null : TYPED_AMOUNT.exec(text);
+  return match ? `${match[1]}${match[2].replaceAll(',', '')}${match[3] ?? ''}` : text;
+}
+
 export type FormFields = Record<string, string>;
 
 /** The posted form as strings (a repeated field: its last value; files ignored). Not a form: no fields. */

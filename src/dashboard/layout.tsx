@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import type { Child } from 'hono/jsx';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { STATIC_ASSETS } from '../generated/static-assets';
+import { DoneNotice } from './done-notices';
 
 // Static files (assets/dashboard/, served from public/dashboard/assets/ under content-hashed URLs with a one-year
 // immutable cache, headers in public/_headers): no inline styles anywhere, the CSP allows only these.
@@ -25,6 +26,7 @@ const CONSOLE_SECTIONS = [
   ['/dashboard/console/orders', 'Orders'],
   ['/dashboard/console/users', 'Users'],
   ['/dashboard/console/deposits', 'Deposits'],
+  ['/dashboard/console/payments', 'Payments'],
   ['/dashboard/console/revoked-items', 'Revoked items'],
   ['/dashboard/console/audit', 'Audit log'],
   ['/dashboard/console/emails', 'Emails'],
@@ -32,7 +34,7 @@ const CONSOLE_SECTIONS = [
 
 export type ConsoleSection = (typeof CONSOLE_SECTIONS)[number][0];
 
-interface LayoutProps {
+export interface LayoutProps {
   title: string;
   /** The section to mark as current in the navigation. */
   section?: (typeof SECTIONS)[number][0] | ConsoleSection;
@@ -41,9 +43,11 @@ interface LayoutProps {
   /** Navigation and sign-out are shown to a signed-in user (any page with a section is signed in). */
   signedIn?: boolean;
   children?: Child;
+  /** `?done=` of the URL: the notice after a form (src/dashboard/done-notices.tsx). */
+  done?: string;
 }
 
-function Layout({ title, section, operator = false, signedIn = section !== undefined, children }: LayoutProps) {
+function Layout({ title, section, operator = false, signedIn = section !== undefined, children, done }: LayoutProps) {
   const inConsole = CONSOLE_SECTIONS.some(([href]) => href === section);
   const sections = inConsole ? CONSOLE_SECTIONS : operator ? [...SECTIONS, CONSOLE_SECTIONS[0]] : SECTIONS;
   return (
@@ -91,6 +95,7 @@ function Layout({ title, section, operator = false, signedIn = section !== undef
         </header>
         <main id="main">
           <h1>{title}</h1>
+          <DoneNotice name={done} />
           {children}
         </main>
       </body>
@@ -101,5 +106,6 @@ function Layout({ title, section, operator = false, signedIn = section !== undef
 /** A whole page: doctype, layout, status. Its batch proved the session, and said whether its user is an operator. */
 export async function page(c: Context, props: LayoutProps, status: ContentfulStatusCode = 200) {
   const operator = c.get('caller')?.proved?.role === 'operator';
-  return c.html(`<!doctype html>${await (<Layout operator={operator} {...props} />).toString()}`, status);
+  const done = status === 200 ? c.req.query('done') : undefined;
+  return c.html(`<!doctype html>${await (<Layout operator={operator} done={done} {...props} />).toString()}`, status);
 }

@@ -47,11 +47,19 @@ const form = (fields: string[], multipart = false) => ({
 
 /** A password reset link's token: 256 random bits, URL-safe base64. */
 const tokenParam = z.string().openapi({ param: { name: 'token', in: 'path' }, pattern: '^[A-Za-z0-9_-]{43}$' });
-const pathParam = (name: string) => (name === 'token' ? tokenParam : pathId(name));
+/** A console export's file name. */
+const fileParam = z.enum(['orders.csv', 'deposits.csv', 'transactions.csv']).openapi({ param: { name: 'file', in: 'path' } });
+const slotParam = z.enum(['gateway_one', 'gateway_two', 'gateway_three']).openapi({ param: { name: 'slot', in: 'path' } });
+const pathParam = (name: string) => (name === 'token' ? tokenParam : name === 'file' ? fileParam : name === 'slot' ? slotParam : pathId(name));
 const params = (names: string[]) => (names.length === 0 ? {} : { params: z.object(Object.fromEntries(names.map((name) => [name, pathParam(name)]))) });
 const pageNumber = z.string().optional().openapi({ type: 'integer', minimum: 1 });
 const pageQuery = { query: z.object({ page: pageNumber }) };
 const searchQuery = { query: z.object({ q: z.string().optional().openapi({ maxLength: 254 }), page: pageNumber }) };
+/** The console lists' range of UTC days (inclusive). */
+const dayRange = {
+  from: z.string().optional().openapi({ format: 'date', description: 'the first UTC day included (YYYY-MM-DD)' }),
+  to: z.string().optional().openapi({ format: 'date', description: 'the last UTC day included (YYYY-MM-DD)' }),
+};
 
 interface Entry {
   method: 'get' | 'post';
@@ -213,8 +221,27 @@ const PAGES: Entry[] = [
     multipart: true,
     fields: ['items', 'items_file', 'idempotency_key'],
   },
-  { method: 'get', path: '/dashboard/console/orders', summary: 'Orders of every user; `q`: an order number or an email', statuses: [200, 303, 404, 422], search: true },
+  {
+    method: 'get',
+    path: '/dashboard/console/orders',
+    summary: 'Orders of every user; `q`: an order-number prefix, part of an email or of a product name; `from`/`to`: UTC days',
+    statuses: [200, 303, 404, 422],
+    query: z.object({ q: z.string().optional().openapi({ maxLength: 254 }), page: pageNumber, status: z.string().optional(), user_id: z.string().optional(), ...dayRange }),
+  },
   { method: 'get', path: '/dashboard/console/orders/{id}', summary: 'An order with its items and its user', statuses: [200, 303, 404] },
+  {
+    method: 'get',
+    path: '/dashboard/console/orders/{id}/cancel/confirm',
+    summary: 'Confirmation of "Cancel order": the refund and whose wallet, "Confirm" and "Back"; changes nothing (an order no longer pending: 303 to it)',
+    statuses: [200, 303, 404],
+  },
+  {
+    method: 'post',
+    path: '/dashboard/console/orders/{id}/cancel',
+    summary: "An operator's cancel: the buyer's cancel (refund, items revoked, event) with an audit entry; a refusal shows the order again (400)",
+    statuses: [303, 400, 403, 404, 422],
+    fields: ['idempotency_key'],
+  },
   { method: 'get', path: '/dashboard/console/users', summary: 'Users; `q`: an email or part of a name or email', statuses: [200, 303, 404, 422], search: true },
   { method: 'get', path: '/dashboard/console/users/{id}', summary: 'A user: balance, role, transactions, orders, deposits, actions', statuses: [200, 303, 404] },
   {
@@ -231,6 +258,14 @@ const PAGES: Entry[] = [
     statuses: [303, 403, 404, 422],
     fields: ['discount_percent'],
   },
+  {
+    method: 'get',
+    path: '/dashboard/console/users/{id}/balance/confirm',
+    summary: 'Confirmation of "Adjust balance": the amount, whose wallet, the balance before and after; changes nothing (invalid fields: the user\'s page with the messages)',
+    statuses: [200, 303, 404, 422],
+    query: z.object({ amount: z.string().optional(), description: z.string().optional() }),
+  },
+  { method: 'get', path: '/dashboard/console/users/{id}/disable/confirm', summary: 'Confirmation of "Disable account"; changes nothing', statuses: [200, 303, 404] },
   { method: 'post', path: '/dashboard/console/users/{id}/disable', summary: 'Disable the account', statuses: [303, 403, 404] },
   { method: 'post', path: '/dashboard/console/users/{id}/enable', summary: 'Enable the account', statuses: [303, 403, 404] },
   { method: 'post', path: '/dashboard/console/users/{id}/password-reset', summary: 'A password reset link, shown once in this answer', statuses: [200, 303, 403, 404] },
@@ -241,13 +276,29 @@ const PAGES: Entry[] = [
     statuses: [200, 303, 404, 422],
     query: z.object({
       page: pageNumber,
+      status: z.string().optional(),
+      gateway: z.string().optional(),
+      user_id: z.string().optional(),
+      ...dayRange,
       asked: z.string().optional().openapi({ description: 'After "Ask the vendor": the deposit asked about (with `outcome`)' }),
       outcome: z.string().optional().openapi({
         description: 'After "Ask the vendor": `credited`, `closed`, `duplicate`, `amount_mismatch` or `in_progress`, shown as a fixed one-line notice; any other value shows none',
       }),
     }),
   },
-  { method: 'post', path: '/dashboard/console/deposits/{id}/mark-paid', summary: 'Mark a pending deposit paid', statuses: [303, 403, 404] },
+  {
+    method: 'get',
+    path: '/dashboard/console/deposits/{id}/mark-paid/confirm',
+    summary: 'Confirmation of "Mark paid": the amount and whose wallet, "Confirm" and "Back"; changes nothing (a deposit no longer pending: 303 to the deposits)',
+    statuses: [200, 303, 404],
+  },
+  {
+    method: 'post',
+    path: '/dashboard/console/deposits/{id}/mark-paid',
+    summary: 'Mark a deposit paid (Confirm on its confirmation page): credits once, keyed on the deposit; a second post credits nothing and says so',
+    statuses: [303, 403, 404],
+    fields: ['idempotency_key'],
+  },
   {
     method: 'post',
     path: '/dashboard/console/deposits/{id}/refresh',
@@ -257,7 +308,7 @@ const PAGES: Entry[] = [
     statuses: [303, 403, 404, 422, 503],
   },
   { method: 'get', path: '/dashboard/console/revoked-items', summary: 'Items of cancelled orders', statuses: [200, 303, 404, 422], paged: true },
-  { method: 'get', path: '/dashboard/console/audit', summary: 'The audit log', statuses: [200, 303, 404, 422], paged: true },
+  { method: 'get', path: '/dashboard/console/audit', summary: 'The audit log; `from`/`to`: UTC days', statuses: [200, 303, 404, 422], query: z.object({ page: pageNumber, ...dayRange }) },
   {
     method: 'get',
     path: '/dashboard/console/emails',
@@ -275,6 +326,21 @@ const PAGES: Entry[] = [
   },
   { method: 'get', path: '/dashboard/console/coupons/{id}', summary: 'A coupon: its redemptions and edit form', statuses: [200, 303, 404] },
   { method: 'post', path: '/dashboard/console/coupons/{id}', summary: 'Save a coupon (any field but its code)', statuses: [303, 403, 404, 422], fields: COUPON_FIELDS },
+  { method: 'get', path: '/dashboard/console/payments', summary: 'Payment providers: each slot\'s provider, availability, last notification, lookup and vendor failure', statuses: [200, 303, 404] },
+  {
+    method: 'post',
+    path: '/dashboard/console/payments/{slot}/check',
+    summary: 'Check connection: one harmless authenticated read at the slot\'s vendor, its answer shown on the payments page',
+    statuses: [200, 303, 403, 404],
+  },
+  {
+    method: 'get',
+    path: '/dashboard/console/exports/{file}',
+    summary: 'Export CSV: GET /api/v2/admin/exports/{file} for an operator\'s session (`from`/`to`: UTC days)',
+    statuses: [200, 303, 404, 422],
+    query: z.object(dayRange),
+    ok: { 'text/csv': { schema: { type: 'string' } } },
+  },
 ];
 
 /** `post /dashboard/orders/{id}/cancel` → `browserPostDashboardOrdersByIdCancel` (apart from the API's ids). */

@@ -7,6 +7,7 @@ import { ChangePasswordBody, UpdateProfileBody } from '../schemas/users';
 import { changePassword, getProfile, updateProfile } from '../services/users';
 import { Alert, Checkbox, Field, When } from './components';
 import { formHandler, parseForm, sameOriginForm, type FormFields, type FormProblem } from './forms';
+import { withDone } from './done-notices';
 import { page } from './layout';
 
 // Profile and password: PUT /user/profile and POST /user/password, through the same service functions. Changing the
@@ -88,7 +89,7 @@ export const profilePages = new Hono<AppEnv>()
         const { email_receipts, ...details } = fields;
         const changes = { ...parseForm(UpdateProfileBody, details), email_receipts: email_receipts === 'on' };
         await updateProfile(c.var.db, c.var.caller, changes, emailChangeThrottle(c), mailFor(c));
-        return c.redirect('/dashboard/profile', 303);
+        return c.redirect(withDone('/dashboard/profile', 'profile_saved'), 303);
       },
       (c, fields, problem) => profilePage(c, { form: 'profile', values: fields, problem }, problem.status),
     ),
@@ -102,7 +103,7 @@ export const profilePages = new Hono<AppEnv>()
         const body = parseForm(ChangePasswordBody, fields);
         const change = { current: body.current_password, next: body.new_password, keepSession: await currentSessionHash(c) };
         await changePassword(c.var.db, c.var.caller, change, passwordCheckThrottle(c), mailFor(c));
-        return c.redirect('/dashboard/profile', 303);
+        return c.redirect(withDone('/dashboard/profile', 'password_changed'), 303);
       },
       (c, _fields, problem) => profilePage(c, { form: 'password', problem }, problem.status),
     ),

@@ -12,7 +12,7 @@ export interface Column<Row> {
   /** The label is for screen readers only (a column of buttons). */
   labelHidden?: boolean;
   /** Right-aligned figures (on wide screens). */
-  class?: 'num';
+  class?: 'num' | 'actions';
   cell: (row: Row) => Child;
 }
 

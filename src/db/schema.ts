@@ -364,6 +364,7 @@ export const AUDIT_ACTIONS = [
   'coupon.created',
   'coupon.updated',
   'deposit.refreshed',
+  'order.cancelled',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -460,6 +461,17 @@ export const operatorAlerts = sqliteTable(
 );
 
 export type EmailRow = typeof emails.$inferSelect;
+/** The last failed call to each slot's payment vendor (the console's payments page); one row per slot. */
+export const vendorFailures = sqliteTable('vendor_failures', {
+  gateway: text('gateway').primaryKey(),
+  provider: text('provider').notNull(),
+  /** invoice, lookup or check */
+  purpose: text('purpose').notNull(),
+  /** timeout, unreachable, http <status>, not json, unexpected answer */
+  failure: text('failure').notNull(),
+  at: text('at').notNull(),
+});
+
 export type OrderRow = typeof orders.$inferSelect;
 export type DepositRow = typeof deposits.$inferSelect;
 export type TransactionRow = typeof walletTransactions.$inferSelect;

@@ -2,9 +2,9 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { AUDIT_ACTIONS, type AuditRow, type DepositRow, type OrderRow } from '../db/schema';
 import { envelope, ok } from '../lib/envelope';
 import { centsToAmount } from '../lib/money';
-import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
+import { paged, pagedEnvelope } from '../lib/pagination';
 import { idempotent } from '../middleware/idempotency';
-import { DepositsQuery, OrdersQuery, ProductsQuery, SalesQuery, UpdateUserBody, USER_ROLES, UsersQuery } from '../schemas/operator';
+import { AuditLogQuery, DepositsQuery, OrdersQuery, ProductsQuery, SalesQuery, UpdateUserBody, USER_ROLES, UsersQuery } from '../schemas/operator';
 import { ADMIN_TOKEN_ACTOR, auditLogQuery } from '../services/audit-log';
 import { queryPlain } from '../services/caller';
 import { OPERATOR } from '../services/idempotency';
@@ -91,7 +91,7 @@ const AuditEntry = z
     id: z.number().int(),
     actor: z.string().openapi({ description: '`admin_token`, or `user:<id>` of the operator whose console session made the change', example: 'user:1' }),
     action: z.enum(AUDIT_ACTIONS),
-    target: z.string().openapi({ example: 'user:42', description: '`user:<id>`, `product:<id>` or `deposit:<id>`' }),
+    target: z.string().openapi({ example: 'user:42', description: '`user:<id>`, `product:<id>`, `deposit:<id>` or `order:<id>`' }),
     details: z.record(z.string(), z.unknown()).openapi({ description: 'what changed; never a password, key, token or stock item' }),
     created_at: timestamp,
   })
@@ -208,14 +208,14 @@ export const adminConsoleRouter = createRouter()
       path: '/orders',
       operationId: 'listAllOrders',
       tags,
-      summary: "Every user's orders, newest first; `q` is an exact order number or a user's whole email",
+      summary: "Every user's orders, newest first; `q`: an order-number prefix, part of the buyer's email or of the product name; `from`/`to`: UTC days, inclusive",
       security,
       request: { query: OrdersQuery },
       responses: { 200: jsonResponse(pagedEnvelope(OperatorOrder), 'A page of orders'), ...errorResponses(401, 422) },
     }),
     async (c) => {
-      const { q, user_id: userId, status, ...page } = c.req.valid('query');
-      const [{ rows, total }] = await queryPlain(c.var.db, [ordersQuery({ q: emptyToUndefined(q), userId, status }, page)]);
+      const { q, user_id: userId, status, from, to, ...page } = c.req.valid('query');
+      const [{ rows, total }] = await queryPlain(c.var.db, [ordersQuery({ q: emptyToUndefined(q), userId, status, from, to }, page)]);
       return c.json(paged(rows.map(presentOperatorOrder), page, total), 200);
     },
   )
@@ -258,14 +258,14 @@ export const adminConsoleRouter = createRouter()
       path: '/deposits',
       operationId: 'listAllDeposits',
       tags,
-      summary: "Every user's deposits, newest first",
+      summary: "Every user's deposits, newest first; `from`/`to`: UTC days, inclusive",
       security,
       request: { query: DepositsQuery },
       responses: { 200: jsonResponse(pagedEnvelope(OperatorDepositSchema), 'A page of deposits'), ...errorResponses(401, 422) },
     }),
     async (c) => {
-      const { status, gateway, user_id: userId, ...page } = c.req.valid('query');
-      const [{ rows, total }] = await queryPlain(c.var.db, [operatorDepositsQuery({ status, gateway, userId }, page)]);
+      const { status, gateway, user_id: userId, from, to, ...page } = c.req.valid('query');
+      const [{ rows, total }] = await queryPlain(c.var.db, [operatorDepositsQuery({ status, gateway, userId, from, to }, page)]);
       return c.json(paged(rows.map(presentOperatorDeposit), page, total), 200);
     },
   )
@@ -291,14 +291,14 @@ export const adminConsoleRouter = createRouter()
       path: '/audit-log',
       operationId: 'listAuditLog',
       tags,
-      summary: 'Every operator write (console or admin API), newest first',
+      summary: 'Every operator write (console or admin API), newest first; `from`/`to`: UTC days, inclusive',
       security,
-      request: { query: PaginationQuery },
+      request: { query: AuditLogQuery },
       responses: { 200: jsonResponse(pagedEnvelope(AuditEntry), 'A page of entries'), ...errorResponses(401, 422) },
     }),
     async (c) => {
-      const page = c.req.valid('query');
-      const [{ rows, total }] = await queryPlain(c.var.db, [auditLogQuery(page)]);
+      const { from, to, ...page } = c.req.valid('query');
+      const [{ rows, total }] = await queryPlain(c.var.db, [auditLogQuery(page, { from, to })]);
       return c.json(paged(rows.map(presentAuditEntry), page, total), 200);
     },
   );

@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { DateRangeQuery } from '../lib/date-range';
 import { PaginationQuery } from '../lib/pagination';
 import { optionalIdQuery, trimmedText, usdAmount } from '../lib/validation';
 import { GATEWAYS } from '../services/gateways';
@@ -112,9 +113,10 @@ export const UsersQuery = PaginationQuery.extend({
 
 const ORDER_STATUSES = ['pending', 'completed', 'cancelled'] as const;
 export const OrdersQuery = PaginationQuery.extend({
-  q: search('an exact order number or a user\'s whole email address'),
+  q: search('the start of an order number, or a case-insensitive part of the buyer\'s email or of the product\'s name'),
   user_id: optionalIdQuery('user_id'),
   status: z.enum(ORDER_STATUSES, `status must be one of ${ORDER_STATUSES.join(', ')}`).optional(),
+  ...DateRangeQuery.shape,
 });
 
 const DEPOSIT_STATUSES = ['pending', 'paid', 'failed', 'expired'] as const;
@@ -122,7 +124,10 @@ export const DepositsQuery = PaginationQuery.extend({
   status: z.enum(DEPOSIT_STATUSES, `status must be one of ${DEPOSIT_STATUSES.join(', ')}`).optional(),
   gateway: z.enum(GATEWAYS, `gateway must be one of ${GATEWAYS.join(', ')}`).optional(),
   user_id: optionalIdQuery('user_id'),
+  ...DateRangeQuery.shape,
 });
+
+export const AuditLogQuery = PaginationQuery.extend(DateRangeQuery.shape);
 
 export const ProductsQuery = z.object({
   active: z.enum(['true', 'false'], "active must be 'true' or 'false'").optional(),

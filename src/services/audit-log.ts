@@ -2,8 +2,10 @@ import { sql, type SQL } from 'drizzle-orm';
 import { columnsOf, rowsOf } from '../db/batch';
 import type { Db } from '../db/client';
 import { writeBatch, type WriteOutcome, type WritePlan } from '../db/d1';
+import { withinDays } from '../db/date-range';
 import { isNotNullViolation } from '../db/errors';
 import { auditLog, type AuditAction, type AuditRow } from '../db/schema';
+import type { DateRange } from '../lib/date-range';
 import { notFound } from '../lib/errors';
 import { pageWindow, type Page } from '../lib/pagination';
 import { proveOperator, type Caller, type Query } from './caller';
@@ -65,13 +67,24 @@ export async function writeAsActor(d1: Db, actor: Actor | undefined, plan: Omit<
   }
 }
 
-export const auditLogQuery = (page: Page): Query<{ rows: AuditRow[]; total: number }> => {
+/** An entry with its actor's name and email when the actor is a console session's operator (null for the admin token). */
+export interface AuditEntryRow extends AuditRow {
+  actorName: string | null;
+  actorEmail: string | null;
+}
+
+/** Newest first, within the range of days; the actor's user found through the primary key from `user:<id>`. */
+export const auditLogQuery = (page: Page, range: DateRange = {}): Query<{ rows: AuditEntryRow[]; total: number }> => {
   const { limit, offset } = pageWindow(page);
+  const conditions = withinDays(sql`created_at`, range);
+  const where = conditions.length === 0 ? sql`` : sql`WHERE ${sql.join(conditions, sql` AND `)}`;
+  const actorId = sql`CASE WHEN actor LIKE 'user:%' THEN CAST(substr(actor, 6) AS INTEGER) END`;
   return {
     reads: [
-      sql`SELECT ${columnsOf(auditLog)} FROM audit_log ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
-      sql`SELECT count(*) AS total FROM audit_log`,
+      sql`SELECT ${columnsOf(auditLog)}, (SELECT name FROM users WHERE id = ${actorId}) AS actorName, (SELECT email FROM users WHERE id = ${actorId}) AS actorEmail
+          FROM audit_log ${where} ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
+      sql`SELECT count(*) AS total FROM audit_log ${where}`,
     ],
-    parse: ([rows, total]) => ({ rows: rowsOf<AuditRow>(rows), total: rowsOf<{ total: number }>(total)[0].total }),
+    parse: ([rows, total]) => ({ rows: rowsOf<AuditEntryRow>(rows), total: rowsOf<{ total: number }>(total)[0].total }),
   };
 };

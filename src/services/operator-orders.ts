@@ -1,38 +1,58 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { columnsOf, rowsOf } from '../db/batch';
 import { orders, type OrderRow } from '../db/schema';
+import { withinDays } from '../db/date-range';
+import type { DateRange } from '../lib/date-range';
 import { notFound } from '../lib/errors';
 import { pageWindow, type Page } from '../lib/pagination';
 import type { Query } from './caller';
-import { isWholeEmail, type OperatorUser } from './operator-users';
+import { buyerColumns, type Buyer, type OperatorUser } from './operator-users';
 
 // Orders as the operator sees them (GET /admin/orders, the console's orders pages): any user's.
 
 export type OrderStatus = OrderRow['status'];
 
-export interface OrderFilters {
-  /** An exact order number (orders_order_number_unique) or a user's whole email (users_email_unique, then orders_user_created). */
+export interface OrderFilters extends DateRange {
+  /** The start of an order number, or a part of the buyer's email or of the product's name (case-insensitive). */
   q?: string;
   userId?: number;
   status?: OrderStatus;
 }
 
-export const ordersQuery = ({ q, userId, status }: OrderFilters, page: Page): Query<{ rows: OrderRow[]; total: number }> => {
-  const { limit, offset } = pageWindow(page);
+export type BuyerOrder = OrderRow & Buyer;
+
+/**
+ * The search: an order-number prefix (a range on orders_order_number_unique), or a substring of the buyer's email or
+ * the product's name (a scan bounded by the page). instr(), not LIKE: D1 refuses LIKE patterns over 50 bytes, and
+ * instr() has no wildcards to escape. lower() folds ASCII only, as in the users search.
+ */
+const orderSearch = (q: string) => {
+  const number = q.toUpperCase();
+  return sql`(order_number >= ${number} AND order_number < ${`${number}\u{10FFFF}`}
+              OR instr(lower(product_name), lower(${q})) > 0
+              OR user_id IN (SELECT id FROM users WHERE instr(lower(email), lower(${q})) > 0))`;
+};
+
+/** The conditions of an orders list or export, as one WHERE clause. */
+export function ordersWhere({ q, userId, status, from, to }: OrderFilters): SQL {
   const conditions = [
-    ...(q === undefined || q === ''
-      ? []
-      : [isWholeEmail(q) ? sql`user_id = (SELECT id FROM users WHERE email = ${q})` : sql`order_number = ${q.toUpperCase()}`]),
+    ...(q === undefined || q === '' ? [] : [orderSearch(q)]),
     ...(userId === undefined ? [] : [sql`user_id = ${userId}`]),
     ...(status === undefined ? [] : [sql`status = ${status}`]),
+    ...withinDays(sql`created_at`, { from, to }),
   ];
-  const where = conditions.length === 0 ? sql`` : sql`WHERE ${sql.join(conditions, sql` AND `)}`;
+  return conditions.length === 0 ? sql`` : sql`WHERE ${sql.join(conditions, sql` AND `)}`;
+}
+
+export const ordersQuery = (filters: OrderFilters, page: Page): Query<{ rows: BuyerOrder[]; total: number }> => {
+  const { limit, offset } = pageWindow(page);
+  const where = ordersWhere(filters);
   return {
     reads: [
-      sql`SELECT ${columnsOf(orders)} FROM orders ${where} ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
+      sql`SELECT ${columnsOf(orders)}, ${buyerColumns(sql`orders.user_id`)} FROM orders ${where} ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
       sql`SELECT count(*) AS total FROM orders ${where}`,
     ],
-    parse: ([rows, total]) => ({ rows: rowsOf<OrderRow>(rows), total: rowsOf<{ total: number }>(total)[0].total }),
+    parse: ([rows, total]) => ({ rows: rowsOf<BuyerOrder>(rows), total: rowsOf<{ total: number }>(total)[0].total }),
   };
 };
 

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { columnsOf, rowsOf } from '../db/batch';
 import { deposits, gatewayEvents, type DepositRow, type GatewayEventRow } from '../db/schema';
 import type { Query } from './caller';
+import { buyerColumns, type Buyer } from './operator-users';
 
 // What the operator watches: sales per day (GET /admin/stats/sales, the console's chart), and what needs attention.
 
@@ -61,7 +62,7 @@ export interface FailingEndpoint {
 }
 
 export interface Attention {
-  pendingDeposits: DepositRow[];
+  pendingDeposits: (DepositRow & Buyer)[];
   pendingDepositsTotal: number;
   /** Amount mismatches (and, with the real providers, reversals) on deposits that are not paid. */
   openMismatches: GatewayEventRow[];
@@ -73,7 +74,7 @@ const LISTED = 20;
 /** The overview's lists: pending deposits, open mismatches, endpoints whose deliveries failed in the last 24 hours. */
 export const attentionQuery = (nowMs = Date.now()): Query<Attention> => ({
   reads: [
-    sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE status = 'pending' ORDER BY created_at DESC, id DESC LIMIT ${LISTED}`,
+    sql`SELECT ${columnsOf(deposits)}, ${buyerColumns(sql`deposits.user_id`)} FROM deposits WHERE status = 'pending' ORDER BY created_at DESC, id DESC LIMIT ${LISTED}`,
     sql`SELECT count(*) AS total FROM deposits WHERE status = 'pending'`,
     sql`SELECT ${columnsOf(gatewayEvents)} FROM gateway_events g
         WHERE outcome IN ('amount_mismatch', 'reversed')
@@ -86,7 +87,7 @@ export const attentionQuery = (nowMs = Date.now()): Query<Attention> => ({
         GROUP BY e.id ORDER BY failures DESC LIMIT ${LISTED}`,
   ],
   parse: ([pending, pendingTotal, mismatches, endpoints]) => ({
-    pendingDeposits: rowsOf<DepositRow>(pending),
+    pendingDeposits: rowsOf<DepositRow & Buyer>(pending),
     pendingDepositsTotal: rowsOf<{ total: number }>(pendingTotal)[0].total,
     openMismatches: rowsOf<GatewayEventRow>(mismatches),
     failingEndpoints: rowsOf<FailingEndpoint>(endpoints),

@@ -30,6 +30,16 @@ export interface OperatorUserDetail extends OperatorUser {
 
 const USER_COLUMNS = sql`id, name, email, role, disabled_at AS disabledAt, balance_cents AS balanceCents, created_at AS createdAt, discount_percent AS discountPercent`;
 
+/** Who a listed row belongs to, by name and email (the console shows people, not ids). */
+export interface Buyer {
+  userName: string;
+  userEmail: string;
+}
+
+/** A row's user's name and email as columns of a list: two lookups on the primary key per row of the page. */
+export const buyerColumns = (userId: SQL) =>
+  sql`(SELECT name FROM users WHERE id = ${userId}) AS userName, (SELECT email FROM users WHERE id = ${userId}) AS userEmail`;
+
 /** A whole address is looked up exactly, through users_email_unique. */
 export const isWholeEmail = (q: string) => /^[^\s@]+@[^\s@]+$/.test(q);
 

@@ -141,6 +141,8 @@ export async function cancelOrder(
   rules: CancelRules,
   claim?: IdempotencyClaim,
   publish?: Publish,
+  /** More writes for the cancel's batch (an operator's audit entry), given the condition "this batch refunded". */
+  alsoWrite?: (refunded: SQL, now: string) => SQL[],
 ): Promise<{ order: OrderRow; refundedCents: number }> {
   const now = isoNow();
   const operationId = newOperationId();
@@ -172,6 +174,7 @@ export async function cancelOrder(
       ...(claim
         ? recordClaim(caller, claim, sql`SELECT id, ${rowJson(orders)} AS snapshot FROM orders WHERE id = ${orderId} AND ${refunded}`)
         : []),
+      ...(alsoWrite?.(refunded, now) ?? []),
     ],
     reads: [
       // Read in the same transaction as the guarded UPDATE, so it tells why that changed nothing.

@@ -184,7 +184,7 @@ describe.runIf(browserAvailable)('the dashboard in a real browser', () => {
     await otherPage.getByLabel('New password', { exact: true }).fill('a new journey password');
     await otherPage.getByLabel('Confirm password', { exact: true }).fill('a new journey password');
     await otherPage.getByRole('button', { name: 'Change password' }).click();
-    await otherPage.waitForURL(`${server.origin}/dashboard/profile`);
+    await otherPage.waitForURL(`${server.origin}/dashboard/profile?done=password_changed`);
     await other.close();
     await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Orders', exact: true }).click();
     await page.waitForURL(`${server.origin}/dashboard/sign-in?next=%2Fdashboard%2Forders`);

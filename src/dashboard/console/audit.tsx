@@ -1,13 +1,15 @@
 import { Hono } from 'hono';
 import type { AppEnv } from '../../env';
-import { PaginationQuery } from '../../lib/pagination';
 import { requireOperatorSession } from '../../middleware/session';
-import { auditLogQuery } from '../../services/audit-log';
+import { AuditLogQuery } from '../../schemas/operator';
+import { auditLogQuery, type AuditEntryRow } from '../../services/audit-log';
 import { queryAsOperator } from '../../services/caller';
 import { Pager, When } from '../components';
 import { parseForm } from '../forms';
 import { page } from '../layout';
 import { DataTable } from '../tables';
+import { DateFilter } from './filters';
+import { Person } from './person';
 
 // The audit log (GET /admin/audit-log): every operator write, from here or the admin API, newest first.
 
@@ -21,6 +23,12 @@ function targetLink(target: string) {
   return <a href={kind === 'deposit' ? `/dashboard/console/deposits#deposit-${id}` : `/dashboard/console/${path}/${id}`}>{target}</a>;
 }
 
+/** The operator by name and email (`user:<id>`), or the admin API's token. */
+function actorOf(entry: AuditEntryRow) {
+  const id = /^user:(\d+)$/.exec(entry.actor)?.[1];
+  return id === undefined ? entry.actor : <Person id={Number(id)} name={entry.actorName} email={entry.actorEmail} />;
+}
+
 /** Details as `key: value` pairs (a JSON object of what changed, never a secret). */
 const describe = (details: string) =>
   Object.entries(JSON.parse(details) as Record<string, unknown>)
@@ -28,27 +36,29 @@ const describe = (details: string) =>
     .join(', ');
 
 export const consoleAudit = new Hono<AppEnv>().get('/console/audit', requireOperatorSession, async (c) => {
-  const pageQuery = parseForm(PaginationQuery, { page: c.req.query('page') ?? '1' });
-  const [{ rows, total }] = await queryAsOperator(c.var.db, c.var.caller, [auditLogQuery(pageQuery)]);
+  const { from, to, ...pageQuery } = parseForm(AuditLogQuery, c.req.query());
+  const range = { from, to };
+  const [{ rows, total }] = await queryAsOperator(c.var.db, c.var.caller, [auditLogQuery(pageQuery, range)]);
   return page(c, {
     title: 'Audit log',
     section: AUDIT,
     children: (
       <>
-        <p class="muted">Every operator write, from this console (user:&lt;id&gt;) or the admin API (admin_token), newest first.</p>
+        <p class="muted">Every operator write, from this console (by the operator named) or the admin API (admin_token), newest first.</p>
+        <DateFilter action={AUDIT} range={range} />
         <DataTable
           caption="Audit log entries"
           rows={rows}
           empty="No operator write yet."
           columns={[
             { label: 'When', cell: (a) => <When iso={a.createdAt} /> },
-            { label: 'Actor', cell: (a) => a.actor },
+            { label: 'Actor', cell: (a) => actorOf(a) },
             { label: 'Action', cell: (a) => a.action },
             { label: 'Target', cell: (a) => targetLink(a.target) },
             { label: 'Details', cell: (a) => describe(a.details) },
           ]}
         />
-        <Pager path={AUDIT} page={pageQuery.page} totalPages={Math.ceil(total / pageQuery.per_page)} />
+        <Pager path={AUDIT} page={pageQuery.page} totalPages={Math.ceil(total / pageQuery.per_page)} query={range} />
       </>
     ),
   });

@@ -1,6 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { readConfig, type AppEnv } from '../../env';
 import { ApiError } from '../../lib/errors';
+import { runAfterResponse } from '../../middleware/after-response';
 import { publishAfterResponse } from '../../middleware/publish-events';
 import { requireOperatorSession } from '../../middleware/session';
 import { DepositsQuery, RefreshDepositBody } from '../../schemas/operator';
@@ -9,13 +10,20 @@ import { queryAsOperator } from '../../services/caller';
 import { markDepositPaid } from '../../services/deposits';
 import type { GatewayOutcome } from '../../services/gateway-events';
 import { GATEWAYS } from '../../services/gateways';
-import { operatorDepositsQuery, type OperatorDeposit } from '../../services/operator-deposits';
+import { depositWithBuyerQuery, operatorDepositsQuery, type OperatorDeposit } from '../../services/operator-deposits';
+import type { Buyer } from '../../services/operator-users';
+import { vendorFailureOf } from '../../services/gateways/vendor-http';
+import { recordVendorFailure } from '../../services/vendor-failures';
 import { lookupGateway, refreshDeposit } from '../../services/vendor-payments';
 import { Field, Money, Notice, Pager, Status, When } from '../components';
 import { idFromPath, parseForm, readForm, sameOriginForm } from '../forms';
+import { withDone } from '../done-notices';
 import { page } from '../layout';
 import { DataTable } from '../tables';
 import { mailFor } from '../../middleware/send-emails';
+import { AskFirst, confirmationPage } from './confirm';
+import { DateFilter, ExportLink } from './filters';
+import { Person } from './person';
 
 // Deposits of every user, each with the gateway events received for it (mismatches marked) and when its vendor was
 // last asked, "Mark paid" on a pending one (the admin API's mark-paid: credits once, audited) and "Ask the vendor" on
@@ -46,13 +54,7 @@ function DepositActions({ deposit, askable }: { deposit: OperatorDeposit; askabl
   const describedBy = `deposit-label-${deposit.id}`;
   return (
     <>
-      {deposit.status === 'pending' && (
-        <form method="post" action={`${DEPOSITS}/${deposit.id}/mark-paid`} class="inline">
-          <button type="submit" class="secondary" aria-describedby={describedBy}>
-            Mark paid
-          </button>
-        </form>
-      )}
+      {deposit.status === 'pending' && <AskFirst action={markPaidPath(deposit.id)} label="Mark paid" describedBy={describedBy} />}
       {askable && deposit.status !== 'paid' && (
         <form method="post" action={`${DEPOSITS}/${deposit.id}/refresh`} class="inline">
           {deposit.provider === 'nowpayments' && (
@@ -92,11 +94,13 @@ interface Refusal {
 
 /** The deposits page (its query's filters and page), with the refusal of an "Ask the vendor" post when there is one. */
 async function depositsPage(c: Context<AppEnv>, refusal?: Refusal) {
-  const { status, gateway, user_id: userId, ...pageQuery } = parseForm(DepositsQuery, c.req.query());
-  const [{ rows, total }] = await queryAsOperator(c.var.db, c.var.caller, [operatorDepositsQuery({ status, gateway, userId }, pageQuery)]);
+  const { status, gateway, user_id: userId, from, to, ...pageQuery } = parseForm(DepositsQuery, c.req.query());
+  const range = { from, to };
+  const [{ rows, total }] = await queryAsOperator(c.var.db, c.var.caller, [operatorDepositsQuery({ status, gateway, userId, ...range }, pageQuery)]);
   const config = readConfig(c.env);
   const notice = refusal ? null : askedNotice(c.req.query());
-  const filter = (s?: string, g?: string) => `${DEPOSITS}?${new URLSearchParams({ ...(s ? { status: s } : {}), ...(g ? { gateway: g } : {}) })}`;
+  const filter = (s?: string, g?: string) =>
+    `${DEPOSITS}?${new URLSearchParams({ ...(s ? { status: s } : {}), ...(g ? { gateway: g } : {}), ...(from ? { from } : {}), ...(to ? { to } : {}) })}`;
   return page(
     c,
     {
@@ -125,6 +129,9 @@ async function depositsPage(c: Context<AppEnv>, refusal?: Refusal) {
               </a>
             ))}
           </nav>
+          <DateFilter action={DEPOSITS} range={range} keep={{ status, gateway }}>
+            <ExportLink name="deposits" range={range} />
+          </DateFilter>
           <DataTable
             caption="Deposits with their gateway events"
             rows={rows}
@@ -140,15 +147,15 @@ async function depositsPage(c: Context<AppEnv>, refusal?: Refusal) {
                   </>
                 ),
               },
-              { label: 'User', cell: (d) => <a href={`/dashboard/console/users/${d.userId}`}>{`#${d.userId}`}</a> },
+              { label: 'User', cell: (d) => <Person id={d.userId} name={d.userName} email={d.userEmail} /> },
               { label: 'Amount', class: 'num', cell: (d) => <Money cents={d.amountCents} /> },
               { label: 'Status', cell: (d) => <Status value={d.status} /> },
               { label: 'Vendor asked', cell: (d) => <When iso={d.lastCheckedAt} /> },
               { label: 'Gateway events', cell: (d) => <GatewayEvents deposit={d} /> },
-              { label: 'Actions', labelHidden: true, cell: (d) => <DepositActions deposit={d} askable={lookupGateway(config, d) !== null} /> },
+              { label: 'Actions', labelHidden: true, class: 'actions', cell: (d) => <DepositActions deposit={d} askable={lookupGateway(config, d) !== null} /> },
             ]}
           />
-          <Pager path={DEPOSITS} page={pageQuery.page} totalPages={Math.ceil(total / pageQuery.per_page)} query={{ status, gateway }} />
+          <Pager path={DEPOSITS} page={pageQuery.page} totalPages={Math.ceil(total / pageQuery.per_page)} query={{ status, gateway, ...range }} />
         </>
       ),
     },
@@ -156,15 +163,39 @@ async function depositsPage(c: Context<AppEnv>, refusal?: Refusal) {
   );
 }
 
+const markPaidPath = (id: number) => `${DEPOSITS}/${id}/mark-paid`;
+const person = (d: Buyer) => `${d.userName} <${d.userEmail}>`;
+
 const unreachable = (id: number) =>
   `Deposit #${id}: the payment provider could not be reached, so nothing was changed. Try again in a minute; the scheduled job also asks it on its own.`;
 
 export const consoleDeposits = new Hono<AppEnv>()
   .get('/console/deposits', requireOperatorSession, (c) => depositsPage(c))
+  .get('/console/deposits/:id/mark-paid/confirm', requireOperatorSession, async (c) => {
+    const [deposit] = await queryAsOperator(c.var.db, c.var.caller, [depositWithBuyerQuery(idFromPath(c.req.param('id'), 'Deposit'))]);
+    const back = `${DEPOSITS}#deposit-${deposit.id}`;
+    // Only a pending deposit can be marked paid: for any other the list says why (its status), nothing to confirm.
+    if (deposit.status !== 'pending') return c.redirect(back, 303);
+    return confirmationPage(c, {
+      title: `Mark deposit #${deposit.id} paid?`,
+      section: DEPOSITS,
+      effect: (
+        <>
+          {'This credits '}
+          <Money cents={deposit.amountCents} />
+          {` to the wallet of ${person(deposit)} now, once, and marks deposit #${deposit.id} (${deposit.gateway}) paid. Do it only when the money has arrived: a credit is not undone by cancelling.`}
+        </>
+      ),
+      action: markPaidPath(deposit.id),
+      back,
+    });
+  })
   .post('/console/deposits/:id/mark-paid', sameOriginForm, requireOperatorSession, async (c) => {
     const id = idFromPath(c.req.param('id'), 'Deposit');
-    await markDepositPaid(c.var.db, operatorActor(c.var.caller), id, undefined, publishAfterResponse(c), mailFor(c));
-    return c.redirect(`${DEPOSITS}#deposit-${id}`, 303);
+    // No idempotency record: a session that is not an operator's must write nothing, and the credit is keyed on the
+    // deposit itself (`manual-<id>`), so a second post credits nothing and its notice says so.
+    const { credited } = await markDepositPaid(c.var.db, operatorActor(c.var.caller), id, undefined, publishAfterResponse(c), mailFor(c));
+    return c.redirect(withDone(`${DEPOSITS}#deposit-${id}`, credited ? 'deposit_paid' : 'deposit_already_paid'), 303);
   })
   .post('/console/deposits/:id/refresh', sameOriginForm, requireOperatorSession, async (c) => {
     const id = idFromPath(c.req.param('id'), 'Deposit');
@@ -179,6 +210,8 @@ export const consoleDeposits = new Hono<AppEnv>()
     } catch (err) {
       // No vendor to ask (a generic slot's deposit), or the vendor cannot tell: the page again, nothing changed.
       if (!(err instanceof ApiError) || (err.code !== 'VALIDATION_FAILED' && err.code !== 'GATEWAY_UNAVAILABLE')) throw err;
+      const failure = vendorFailureOf(err);
+      if (failure) runAfterResponse(c, recordVendorFailure(c.var.db, failure)); // for the payments page
       for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
       if (err.code === 'GATEWAY_UNAVAILABLE') return depositsPage(c, { status: 503, message: unreachable(id) });
       return depositsPage(c, { status: 422, message: Object.values(err.errors ?? {}).flat().join(' ') });

@@ -2,8 +2,10 @@ import { consoleAudit } from './audit';
 import { consoleCoupons } from './coupons';
 import { consoleDeposits } from './deposits';
 import { consoleEmails } from './emails';
+import { consoleExports } from './exports';
 import { consoleOrders } from './orders';
 import { consoleOverview } from './overview';
+import { consolePayments } from './payments';
 import { consoleProducts } from './products';
 import { consoleRevokedItems } from './revoked-items';
 import { consoleUsers } from './users';
@@ -12,4 +14,4 @@ import { consoleUsers } from './users';
 // CSRF and forms, over the admin API's service functions. Every page and form answers only an operator's session
 // (src/middleware/session.ts: requireOperatorSession); a signed-in non-operator gets 404.
 
-export const consolePages = [consoleOverview, consoleProducts, consoleOrders, consoleUsers, consoleDeposits, consoleRevokedItems, consoleAudit, consoleEmails, consoleCoupons];
+export const consolePages = [consoleOverview, consoleProducts, consoleOrders, consoleUsers, consoleDeposits, consoleRevokedItems, consoleAudit, consoleEmails, consoleCoupons, consoleExports, consolePayments];

@@ -1,55 +1,116 @@
-import { Hono } from 'hono';
-import type { AppEnv } from '../../env';
+import { Hono, type Context } from 'hono';
+import { readConfig, type AppEnv } from '../../env';
+import { publishAfterResponse } from '../../middleware/publish-events';
 import { requireOperatorSession } from '../../middleware/session';
 import { OrdersQuery } from '../../schemas/operator';
 import { queryAsOperator } from '../../services/caller';
+import { OPERATOR } from '../../services/idempotency';
+import { cancelOrderAsOperator } from '../../services/operator-cancel';
 import { orderDetailQuery, ordersQuery } from '../../services/operator-orders';
-import { Money, Pager, SearchForm, Status, When } from '../components';
-import { idFromPath, parseForm } from '../forms';
+import { Alert, Money, Pager, SearchForm, Status, When } from '../components';
+import { withDone } from '../done-notices';
+import { formHandler, idFromPath, parseForm, redirectOnce, sameOriginForm, type FormProblem } from '../forms';
 import { page } from '../layout';
+import { AskFirst, confirmationPage } from './confirm';
+import { DateFilter, ExportLink } from './filters';
+import { Person } from './person';
 import { DataTable, OrderFacts } from '../tables';
 
-// Every user's orders: found by order number or the buyer's email (both through unique indexes), and one order with
-// its delivered items and its buyer.
+// Every user's orders, each with its buyer's name and email: found by an order-number prefix or part of the buyer's
+// email or the product's name, within a range of days (exported as CSV), and one order with its items and its buyer.
 
 const ORDERS = '/dashboard/console/orders';
 
 export const consoleOrders = new Hono<AppEnv>()
   .get('/console/orders', requireOperatorSession, async (c) => {
-    const { q, user_id: userId, status, ...pageQuery } = parseForm(OrdersQuery, c.req.query());
+    const { q, user_id: userId, status, from, to, ...pageQuery } = parseForm(OrdersQuery, c.req.query());
     const search = q === '' ? undefined : q;
-    const [{ rows, total }] = await queryAsOperator(c.var.db, c.var.caller, [ordersQuery({ q: search, userId, status }, pageQuery)]);
+    const range = { from, to };
+    const [{ rows, total }] = await queryAsOperator(c.var.db, c.var.caller, [ordersQuery({ q: search, userId, status, ...range }, pageQuery)]);
     return page(c, {
       title: 'Orders',
       section: ORDERS,
       children: (
         <>
-          <SearchForm action={ORDERS} value={search} hint="An order number (ORD-…) or a buyer's whole email address." />
+          <SearchForm action={ORDERS} value={search} hint="The start of an order number (ORD-…), or part of a buyer's email or of a product's name." />
+          <DateFilter action={ORDERS} range={range} keep={{ q: search, status }}>
+            <ExportLink name="orders" range={range} />
+          </DateFilter>
           <DataTable
             caption={search ? `Orders matching ${search}` : 'Every order, newest first'}
             rows={rows}
             empty={search ? 'No order matches.' : 'No orders yet.'}
             columns={[
               { label: 'Order', cell: (o) => <a href={`${ORDERS}/${o.id}`}>{o.orderNumber}</a> },
-              { label: 'Buyer', cell: (o) => <a href={`/dashboard/console/users/${o.userId}`}>{`#${o.userId}`}</a> },
+              { label: 'Buyer', cell: (o) => <Person id={o.userId} name={o.userName} email={o.userEmail} /> },
               { label: 'Product', cell: (o) => o.productName },
               { label: 'Total', class: 'num', cell: (o) => <Money cents={o.totalAmountCents} /> },
               { label: 'Status', cell: (o) => <Status value={o.status} /> },
               { label: 'Placed', cell: (o) => <When iso={o.createdAt} /> },
             ]}
           />
-          <Pager path={ORDERS} page={pageQuery.page} totalPages={Math.ceil(total / pageQuery.per_page)} query={{ q: search, status }} />
+          <Pager path={ORDERS} page={pageQuery.page} totalPages={Math.ceil(total / pageQuery.per_page)} query={{ q: search, status, ...range }} />
         </>
       ),
     });
   })
-  .get('/console/orders/:id', requireOperatorSession, async (c) => {
+  .get('/console/orders/:id', requireOperatorSession, (c) => orderPage(c, idFromPath(c.req.param('id'), 'Order')))
+  .get('/console/orders/:id/cancel/confirm', requireOperatorSession, async (c) => {
     const [{ order, stockItems, user }] = await queryAsOperator(c.var.db, c.var.caller, [orderDetailQuery(idFromPath(c.req.param('id'), 'Order'))]);
-    return page(c, {
+    // Only a pending order can be cancelled: for any other its page says why (its status), nothing to confirm.
+    if (order.status !== 'pending') return c.redirect(`${ORDERS}/${order.id}`, 303);
+    return confirmationPage(c, {
+      title: `Cancel order ${order.orderNumber}?`,
+      section: ORDERS,
+      effect: (
+        <>
+          {`This cancels order ${order.orderNumber} of ${user.name} <${user.email}> and refunds `}
+          <Money cents={order.totalAmountCents} />
+          {` to their wallet now, once. Its ${stockItems.length} delivered item(s) are revoked: they stay visible in the order, are never resold, and are listed under Revoked items to deactivate at the vendor.`}
+        </>
+      ),
+      action: cancelPath(order.id),
+      back: `${ORDERS}/${order.id}`,
+      danger: true,
+    });
+  })
+  .post(
+    '/console/orders/:id/cancel',
+    sameOriginForm,
+    requireOperatorSession,
+    formHandler(
+      async (c, fields) => {
+        const id = idFromPath(c.req.param('id'), 'Order');
+        const landing = withDone(`${ORDERS}/${id}`, 'order_cancelled');
+        return redirectOnce(
+          c,
+          fields,
+          { order_id: id },
+          async (claim) => {
+            await cancelOrderAsOperator(c.var.db, c.var.caller, id, readConfig(c.env), claim, publishAfterResponse(c));
+            return landing;
+          },
+          () => landing,
+          OPERATOR,
+        );
+      },
+      (c, _fields, problem) => orderPage(c, idFromPath(c.req.param('id'), 'Order'), problem),
+    ),
+  );
+
+const cancelPath = (id: number) => `${ORDERS}/${id}/cancel`;
+
+/** One order with its items and its buyer; "Cancel order" on a pending one; the refusal of a cancel when there is one. */
+async function orderPage(c: Context<AppEnv>, id: number, problem?: FormProblem) {
+  const [{ order, stockItems, user }] = await queryAsOperator(c.var.db, c.var.caller, [orderDetailQuery(id)]);
+  return page(
+    c,
+    {
       title: `Order ${order.orderNumber}`,
       section: ORDERS,
       children: (
         <>
+          <Alert problem={problem} />
           <section class="card">
             <OrderFacts
               order={order}
@@ -63,6 +124,7 @@ export const consoleOrders = new Hono<AppEnv>()
               }
               product={<a href={`/dashboard/console/products/${order.productId}`}>{order.productName}</a>}
             />
+            {order.status === 'pending' && order.cancellable === 1 && <AskFirst action={cancelPath(order.id)} label="Cancel order" class="danger" />}
           </section>
           <h2>Items</h2>
           {order.status === 'cancelled' && <p class="muted">Cancelled and refunded; these items were revoked.</p>}
@@ -73,5 +135,7 @@ export const consoleOrders = new Hono<AppEnv>()
           </ol>
         </>
       ),
-    });
-  });
+    },
+    problem?.status ?? 200,
+  );
+}

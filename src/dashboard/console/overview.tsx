@@ -7,7 +7,8 @@ import { attentionQuery, salesQuery } from '../../services/operator-overview';
 import { Money, When } from '../components';
 import { page } from '../layout';
 import { DataTable } from '../tables';
-import { SalesChart, SalesTable } from './sales-chart';
+import { Person } from './person';
+import { SalesChart, SalesTable, SalesTotals } from './sales-chart';
 
 // The console's overview: sales of the last 30 days, and what needs the operator: low stock, open mismatches,
 // pending deposits, failing webhook endpoints. One batch, the session's operator proof first.
@@ -22,6 +23,7 @@ export const consoleOverview = new Hono<AppEnv>().get('/console', requireOperato
     section: '/dashboard/console',
     children: (
       <>
+        <SalesTotals days={sales} />
         <h2>Sales, last {CHART_DAYS} days</h2>
         <SalesChart days={sales} />
         <h2>{`Low stock (at or below ${threshold})`}</h2>
@@ -55,7 +57,7 @@ export const consoleOverview = new Hono<AppEnv>().get('/console', requireOperato
           empty="No deposit is waiting for payment."
           columns={[
             { label: 'Deposit', cell: (d) => `#${d.id}` },
-            { label: 'User', cell: (d) => <a href={`/dashboard/console/users/${d.userId}`}>{`#${d.userId}`}</a> },
+            { label: 'User', cell: (d) => <Person id={d.userId} name={d.userName} email={d.userEmail} /> },
             { label: 'Amount', class: 'num', cell: (d) => <Money cents={d.amountCents} /> },
             { label: 'Gateway', cell: (d) => d.gateway },
             { label: 'Expires', cell: (d) => <When iso={d.expiresAt} /> },

@@ -13,7 +13,8 @@ import { OPERATOR } from '../../services/idempotency';
 import { catalogueProductQuery, catalogueQuery, type CatalogueProduct } from '../../services/operator-catalogue';
 import { addStock, checkedUpload, createProduct, MAX_ITEMS_PER_UPLOAD, updateProduct, type StockUpload } from '../../services/products';
 import { Alert, Checkbox, Field, FileField, IdempotencyKey, Money, Notice, TextArea } from '../components';
-import { formHandler, idFromPath, parseForm, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from '../forms';
+import { formHandler, idFromPath, parseForm, plainNumber, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from '../forms';
+import { withDone } from '../done-notices';
 import { page } from '../layout';
 import { consoleProductImages, ProductImageForms } from './product-image';
 import { DataTable } from '../tables';
@@ -56,7 +57,7 @@ function productFromForm(fields: FormFields) {
     name: fields.name,
     sku: fields.sku,
     category: category === '' ? null : category,
-    price: fields.price,
+    price: plainNumber(fields.price),
     allowed_quantities: packSizesFrom(fields.allowed_quantities),
     volume_prices: volumePricesFrom(fields.volume_prices),
     active: fields.active === 'on',
@@ -229,9 +230,9 @@ export const consoleProducts = new Hono<AppEnv>()
           async (claim) => {
             const product = await createProduct(c.var.db, operatorActor(c.var.caller), input, claim);
             await purgeStock(c, [product.id]);
-            return productPath(product.id);
+            return withDone(productPath(product.id), 'product_created');
           },
-          (product) => productPath(product.id),
+          (product) => withDone(productPath(product.id), 'product_created'),
           OPERATOR,
         );
       },
@@ -248,7 +249,7 @@ export const consoleProducts = new Hono<AppEnv>()
         const id = idFromPath(c.req.param('id'), 'Product');
         await updateProduct(c.var.db, operatorActor(c.var.caller), id, productFromForm(fields), undefined, publishAfterResponse(c));
         await purgeStock(c, [id]);
-        return c.redirect(productPath(id), 303);
+        return c.redirect(withDone(productPath(id), 'product_saved'), 303);
       },
       (c, fields, problem) => productPage(c, idFromPath(c.req.param('id'), 'Product'), { values: fields, problem, form: 'edit' }),
     ),

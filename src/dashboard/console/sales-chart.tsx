@@ -1,13 +1,34 @@
 import { formatUsd } from '../../lib/money';
 import type { SalesDay } from '../../services/operator-overview';
 import { Money } from '../components';
+import { DataTable } from '../tables';
+
+interface SalesFigures {
+  label: string;
+  orders: number;
+  revenueCents: number;
+  refundsCents: number;
+  depositsCents: number;
+}
+
+function totalOf(label: string, days: SalesDay[]): SalesFigures {
+  const sum = (pick: (d: SalesDay) => number) => days.reduce((total, d) => total + pick(d), 0);
+  return { label, orders: sum((d) => d.orders), revenueCents: sum((d) => d.revenueCents), refundsCents: sum((d) => d.refundsCents), depositsCents: sum((d) => d.depositsCents) };
+}
 
 // The overview's sales chart: an SVG drawn on the server (no script), one bar pair per day (revenue, refunds), and
 // the same numbers in a table (SalesTable) for screen readers and for reading exact values.
 
 const WIDTH = 720;
 const HEIGHT = 220;
-const PLOT = { left: 56, right: 8, top: 12, bottom: 28 };
+// Room for the value axis' labels at the phone's larger text (app.css: .chart text under 40rem).
+const PLOT = { left: 84, right: 8, top: 12, bottom: 34 };
+
+/** An axis value, short: `$0.50`, `$25`, `$2,500`, `$10k` (exact: integer cents throughout). */
+function axisLabel(cents: number): string {
+  if (cents % 100_000 === 0 && cents > 0) return `$${cents / 100_000}k`;
+  return cents % 100 === 0 ? formatUsd(cents).slice(0, -3) : formatUsd(cents);
+}
 
 /** A round top for the value axis: 1, 2 or 5 times a power of ten, at least $1. */
 function axisTop(maxCents: number): number {
@@ -38,7 +59,7 @@ export function SalesChart({ days }: { days: SalesDay[] }) {
           <>
             <line class="axis" x1={PLOT.left} x2={WIDTH - PLOT.right} y1={y(top * share)} y2={y(top * share)} />
             <text x={PLOT.left - 6} y={y(top * share) + 4} text-anchor="end">
-              {formatUsd(Math.round(top * share))}
+              {axisLabel(Math.round(top * share))}
             </text>
           </>
         ))}
@@ -71,39 +92,33 @@ export function SalesChart({ days }: { days: SalesDay[] }) {
   );
 }
 
-/** The chart's numbers, day by day (the overview shows it below the lists that need attention). */
+const FIGURES = (label: string) => [
+  { label, cell: (d: SalesFigures) => d.label },
+  { label: 'Orders', class: 'num' as const, cell: (d: SalesFigures) => d.orders },
+  { label: 'Revenue', class: 'num' as const, cell: (d: SalesFigures) => <Money cents={d.revenueCents} /> },
+  { label: 'Refunds', class: 'num' as const, cell: (d: SalesFigures) => <Money cents={d.refundsCents} /> },
+  { label: 'Deposits credited', class: 'num' as const, cell: (d: SalesFigures) => <Money cents={d.depositsCents} /> },
+];
+
+/** Totals of the last day, 7 days and 30 days (today included): what the overview leads with. */
+export function SalesTotals({ days }: { days: SalesDay[] }) {
+  const rows = [
+    ['Today', 1],
+    ['Last 7 days', 7],
+    [`Last ${days.length} days`, days.length],
+  ].map(([label, count]) => totalOf(label as string, days.slice(-count)));
+  return <DataTable caption="Sales totals (UTC days)" rows={rows} columns={FIGURES('Period')} empty="" />;
+}
+
+/** The chart's numbers, for the days with any activity (a fresh shop's table is not thirty rows of zeros). */
 export function SalesTable({ days }: { days: SalesDay[] }) {
+  const active = days.filter((d) => d.orders > 0 || d.refundsCents > 0 || d.depositsCents > 0).reverse();
   return (
-    <div class="table-wrap">
-      <table>
-        <caption>Sales per day (UTC)</caption>
-        <thead>
-          <tr>
-            <th scope="col">Day</th>
-            <th scope="col" class="num">Orders</th>
-            <th scope="col" class="num">Revenue</th>
-            <th scope="col" class="num">Refunds</th>
-            <th scope="col" class="num">Deposits credited</th>
-          </tr>
-        </thead>
-        <tbody>
-          {days.map((d) => (
-            <tr>
-              <th scope="row">{d.date}</th>
-              <td class="num">{d.orders}</td>
-              <td class="num">
-                <Money cents={d.revenueCents} />
-              </td>
-              <td class="num">
-                <Money cents={d.refundsCents} />
-              </td>
-              <td class="num">
-                <Money cents={d.depositsCents} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      </div>
+    <DataTable
+      caption="Sales per day (UTC)"
+      rows={active.map((d) => ({ ...d, label: d.date }))}
+      columns={FIGURES('Day')}
+      empty={`No orders, refunds or deposits in the last ${days.length} days.`}
+    />
   );
 }

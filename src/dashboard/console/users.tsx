@@ -10,10 +10,13 @@ import { OPERATOR } from '../../services/idempotency';
 import { isWholeEmail, updateUser, userActivityQuery, userDetailQuery, usersQuery } from '../../services/operator-users';
 import { createPasswordReset, type ResetLink } from '../../services/password-resets';
 import { adjustBalance } from '../../services/wallet';
-import { Alert, Field, IdempotencyKey, Money, Notice, Pager, SearchForm, When } from '../components';
-import { formHandler, idFromPath, parseForm, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from '../forms';
+import { Alert, Field, Money, Notice, Pager, SearchForm, When } from '../components';
+import { ApiError, type FieldErrors } from '../../lib/errors';
+import { formHandler, idFromPath, parseForm, plainNumber, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from '../forms';
+import { withDone } from '../done-notices';
 import { page } from '../layout';
 import { DataTable, DepositsTable, OrdersTable, TransactionsTable } from '../tables';
+import { AskFirst, confirmationPage, confirmPath } from './confirm';
 
 // Users: search by email or name, and one user's page with what support needs: balance adjustment (idempotent, like
 // the admin API's), disable/enable, a password reset link (shown once, in the answer to its form).
@@ -70,8 +73,7 @@ async function userPage(c: Context<AppEnv>, userId: number, { values, problem, r
           <section class="card narrow" aria-labelledby="adjust-heading">
             <h2 id="adjust-heading">Adjust balance</h2>
             <Alert problem={problem} />
-            <form method="post" action={`${userPath(user.id)}/balance`}>
-              <IdempotencyKey />
+            <form method="get" action={confirmPath(`${userPath(user.id)}/balance`)}>
               <Field name="amount" label="Amount" value={values?.amount} problem={problem} inputmode="decimal" required />
               <p class="muted">Positive credits the wallet, negative debits it (never below zero).</p>
               <Field name="description" label="Description" value={values?.description} problem={problem} required maxlength={500} />
@@ -89,11 +91,13 @@ async function userPage(c: Context<AppEnv>, userId: number, { values, problem, r
           <section class="card" aria-labelledby="access-heading">
             <h2 id="access-heading">Access</h2>
             <div class="row">
-              <form method="post" action={`${userPath(user.id)}/${disabled ? 'enable' : 'disable'}`} class="inline">
-                <button type="submit" class={disabled ? undefined : 'danger'}>
-                  {disabled ? 'Enable account' : 'Disable account'}
-                </button>
-              </form>
+              {disabled ? (
+                <form method="post" action={`${userPath(user.id)}/enable`} class="inline">
+                  <button type="submit">Enable account</button>
+                </form>
+              ) : (
+                <AskFirst action={`${userPath(user.id)}/disable`} label="Disable account" class="danger" />
+              )}
               <form method="post" action={`${userPath(user.id)}/password-reset`} class="inline">
                 <button type="submit" class="secondary">
                   Create password reset link
@@ -121,7 +125,7 @@ const pathUserId = (c: Context<AppEnv>) => idFromPath(c.req.param('id'), 'User')
 const setDisabled = (disabled: boolean) => async (c: Context<AppEnv>) => {
   const id = pathUserId(c);
   await updateUser(c.var.db, operatorActor(c.var.caller), id, { disabled });
-  return c.redirect(userPath(id), 303);
+  return c.redirect(withDone(userPath(id), disabled ? 'account_disabled' : 'account_enabled'), 303);
 };
 
 export const consoleUsers = new Hono<AppEnv>()
@@ -162,16 +166,16 @@ export const consoleUsers = new Hono<AppEnv>()
     formHandler(
       async (c, fields) => {
         const id = pathUserId(c);
-        const body = parseForm(AdjustmentBody, fields, ['amount']);
+        const body = parseForm(AdjustmentBody, { ...fields, amount: plainNumber(fields.amount) }, ['amount']);
         return redirectOnce<TransactionRow>(
           c,
           fields,
           body,
           async (claim) => {
             await adjustBalance(c.var.db, operatorActor(c.var.caller), id, body.amount, body.description, claim, publishAfterResponse(c));
-            return userPath(id);
+            return withDone(userPath(id), 'balance_adjusted');
           },
-          (transaction) => userPath(transaction.userId),
+          (transaction) => withDone(userPath(transaction.userId), 'balance_adjusted'),
           OPERATOR,
         );
       },
@@ -192,6 +196,50 @@ export const consoleUsers = new Hono<AppEnv>()
       (c, fields, problem) => userPage(c, pathUserId(c), { values: fields, problem }),
     ),
   )
+  .get('/console/users/:id/balance/confirm', requireOperatorSession, async (c) => {
+    const id = pathUserId(c);
+    const fields = { amount: c.req.query('amount') ?? '', description: c.req.query('description') ?? '' };
+    let body;
+    try {
+      body = parseForm(AdjustmentBody, { ...fields, amount: plainNumber(fields.amount) }, ['amount']);
+    } catch (err) {
+      // The form's own refusal, as a post of it would show it: the user's page with the messages, nothing changed.
+      if (!(err instanceof ApiError) || err.code !== 'VALIDATION_FAILED') throw err;
+      return userPage(c, id, { values: fields, problem: { status: 422, code: err.code, message: err.message, fields: (err.errors ?? {}) as FieldErrors } });
+    }
+    const [user] = await queryAsOperator(c.var.db, c.var.caller, [userDetailQuery(id)]);
+    const credit = body.amount > 0;
+    return confirmationPage(c, {
+      title: credit ? `Credit ${user.name}'s wallet?` : `Debit ${user.name}'s wallet?`,
+      section: USERS,
+      effect: (
+        <>
+          {credit ? 'This credits ' : 'This debits '}
+          <Money cents={Math.abs(body.amount)} />
+          {` ${credit ? 'to' : 'from'} the wallet of ${user.name} <${user.email}> (balance now `}
+          <Money cents={user.balanceCents} />
+          {', then '}
+          <Money cents={user.balanceCents + body.amount} />
+          {`), with the description "${body.description}", on their ledger and the audit log.`}
+        </>
+      ),
+      action: `${userPath(id)}/balance`,
+      fields,
+      back: userPath(id),
+      danger: !credit,
+    });
+  })
+  .get('/console/users/:id/disable/confirm', requireOperatorSession, async (c) => {
+    const [user] = await queryAsOperator(c.var.db, c.var.caller, [userDetailQuery(pathUserId(c))]);
+    return confirmationPage(c, {
+      title: `Disable ${user.name}'s account?`,
+      section: USERS,
+      effect: `This disables the account of ${user.name} <${user.email}>: their API keys and dashboard sessions stop working at once and they cannot sign in. Nothing of theirs is deleted; "Enable account" restores access.`,
+      action: `${userPath(user.id)}/disable`,
+      back: userPath(user.id),
+      danger: true,
+    });
+  })
   .post('/console/users/:id/disable', sameOriginForm, requireOperatorSession, setDisabled(true))
   .post('/console/users/:id/enable', sameOriginForm, requireOperatorSession, setDisabled(false))
   .post('/console/users/:id/password-reset', sameOriginForm, requireOperatorSession, async (c) => {

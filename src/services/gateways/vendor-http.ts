@@ -25,14 +25,30 @@ function logFailure(slot: Slot, purpose: string, failure: Failure) {
   console.warn(JSON.stringify({ level: 'warn', msg: 'payment provider call failed', gateway: slot.name, provider: slot.provider, purpose, failure }));
 }
 
+/** A failed vendor call as the console's payments page shows it (src/services/vendor-failures.ts). */
+export interface VendorFailure {
+  gateway: Slot['name'];
+  provider: Slot['provider'];
+  purpose: string;
+  failure: Failure;
+  at: string;
+}
+
+/** The vendor failure an error carries, if it is one. */
+export const vendorFailureOf = (err: unknown): VendorFailure | undefined => (err as { vendorFailure?: VendorFailure } | undefined)?.vendorFailure;
+
+const withFailure = (error: ApiError, slot: Slot, purpose: string, failure: Failure) =>
+  Object.assign(error, { vendorFailure: { gateway: slot.name, provider: slot.provider, purpose, failure, at: new Date().toISOString() } satisfies VendorFailure });
+
 export function gatewayUnavailable(slot: Slot, purpose: string, failure: Failure): ApiError {
   logFailure(slot, purpose, failure);
-  return new ApiError(
+  const error = new ApiError(
     'GATEWAY_UNAVAILABLE',
     'The payment provider could not be reached or failed; nothing was stored. Retry after the Retry-After delay.',
     undefined,
     { 'Retry-After': String(RETRY_AFTER_SECONDS) },
   );
+  return withFailure(error, slot, purpose, failure);
 }
 
 /** The vendor's own reason for refusing, from its usual error fields (its text only, at most 200 characters). */
@@ -51,6 +67,18 @@ function refusalReason(text: string): string {
   return reason === '' ? 'The payment provider refused the invoice.' : reason.slice(0, REASON_LIMIT);
 }
 
+/** The request at the vendor: JSON accepted, no redirect followed, at most VENDOR_TIMEOUT_MS. */
+const send = (slot: Slot, request: VendorRequest) =>
+  fetch(`${slot.apiUrl}${request.path}`, {
+    method: request.method,
+    headers: { Accept: 'application/json', ...request.headers },
+    body: request.body,
+    redirect: 'manual',
+    signal: AbortSignal.timeout(VENDOR_TIMEOUT_MS),
+  });
+
+const failureOf = (err: unknown): Failure => (err instanceof Error && err.name === 'TimeoutError' ? 'timeout' : 'unreachable');
+
 /**
  * One call to the slot's vendor API, its JSON answer returned. Unreachable, over 10 s, 5xx, 401/403, 3xx or an answer
  * that is not JSON → GATEWAY_UNAVAILABLE (503). Another 4xx → GATEWAY_REJECTED (422) with the vendor's reason when
@@ -60,22 +88,16 @@ export async function callVendor(slot: Slot, purpose: 'invoice' | 'lookup', requ
   let status: number;
   let text: string;
   try {
-    const res = await fetch(`${slot.apiUrl}${request.path}`, {
-      method: request.method,
-      headers: { Accept: 'application/json', ...request.headers },
-      body: request.body,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(VENDOR_TIMEOUT_MS),
-    });
+    const res = await send(slot, request);
     status = res.status;
     text = await res.text();
   } catch (err) {
-    throw gatewayUnavailable(slot, purpose, err instanceof Error && err.name === 'TimeoutError' ? 'timeout' : 'unreachable');
+    throw gatewayUnavailable(slot, purpose, failureOf(err));
   }
   const refused = status >= 400 && status < 500 && status !== 401 && status !== 403;
   if (refused && purpose === 'invoice') {
     logFailure(slot, purpose, `http ${status}`);
-    throw new ApiError('GATEWAY_REJECTED', refusalReason(text));
+    throw withFailure(new ApiError('GATEWAY_REJECTED', refusalReason(text)), slot, purpose, `http ${status}`);
   }
   if (status < 200 || status >= 300) throw gatewayUnavailable(slot, purpose, `http ${status}`);
   try {
@@ -83,6 +105,29 @@ export async function callVendor(slot: Slot, purpose: 'invoice' | 'lookup', requ
   } catch {
     throw gatewayUnavailable(slot, purpose, 'not json');
   }
+}
+
+/** What a connection check learnt: the key was accepted, refused (401/403), or the vendor could not answer. */
+export type ProbeResult = { ok: true } | { ok: false; refused: boolean; failure: Failure };
+
+/**
+ * One harmless authenticated read at the vendor ("Check connection"), with the same timeout and no redirect: a 2xx
+ * means reachable with the key accepted. Nothing of the answer is kept; a failure is logged as any vendor call's.
+ */
+export async function probeVendor(slot: Slot, request: VendorRequest): Promise<ProbeResult> {
+  let status: number;
+  try {
+    const res = await send(slot, request);
+    status = res.status;
+    await res.body?.cancel();
+  } catch (err) {
+    const failure = failureOf(err);
+    logFailure(slot, 'check', failure);
+    return { ok: false, refused: false, failure };
+  }
+  if (status >= 200 && status < 300) return { ok: true };
+  logFailure(slot, 'check', `http ${status}`);
+  return { ok: false, refused: status === 401 || status === 403, failure: `http ${status}` };
 }
 
 /** The vendor's answer in the shape the adapter reads, or GATEWAY_UNAVAILABLE (nothing of it logged). */

@@ -1,0 +1,43 @@
+import type { Child } from 'hono/jsx';
+import type { DateRange } from '../../lib/date-range';
+import type { ExportName } from '../../services/exports';
+
+// The console lists' day range (from / to, UTC, inclusive) and their "Export CSV" links, which carry the same range.
+
+const EXPORTS_PATH = '/dashboard/console/exports';
+
+const query = (params: Record<string, string | undefined>) =>
+  new URLSearchParams(Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== '')).toString();
+
+/** A GET form "From" / "To" (date inputs) keeping the list's other filters (`keep`) as hidden fields; `children` follow its button (the list's Export CSV link). */
+export function DateFilter({ action, range, keep = {}, children }: { action: string; range: DateRange; keep?: Record<string, string | undefined>; children?: Child }) {
+  return (
+    <form method="get" action={action} class="search dates" aria-label="Date range (UTC)">
+      {Object.entries(keep).map(([name, value]) => (value === undefined || value === '' ? null : <input type="hidden" name={name} value={value} />))}
+      <div class="field">
+        <label for="filter-from">From</label>
+        <input id="filter-from" name="from" type="date" value={range.from} />
+      </div>
+      <div class="field">
+        <label for="filter-to">To</label>
+        <input id="filter-to" name="to" type="date" value={range.to} />
+      </div>
+      <button type="submit" class="secondary">
+        Filter
+      </button>
+      {children}
+    </form>
+  );
+}
+
+/** The list's range as a CSV file (src/dashboard/console/exports.ts). */
+export const exportHref = (name: ExportName, range: DateRange) => {
+  const params = query({ from: range.from, to: range.to });
+  return `${EXPORTS_PATH}/${name}.csv${params ? `?${params}` : ''}`;
+};
+
+export const ExportLink = ({ name, range }: { name: ExportName; range: DateRange }) => (
+  <a href={exportHref(name, range)} download>
+    Export CSV
+  </a>
+);

@@ -1,0 +1,30 @@
+import { Notice } from './components';
+
+// The one-line notice a page shows after a form sent the browser to it (`?done=<name>`): the URL names only which
+// notice, its words are fixed here (no amount or name travels in a URL, and a crafted link can state nothing false
+// beyond "this was done"); any other value shows none.
+
+const DONE = {
+  product_created: 'Product created. Upload its stock below.',
+  product_saved: 'Product saved.',
+  balance_adjusted: 'Balance adjusted: the transaction is listed below and on the audit log.',
+  account_disabled: 'Account disabled: its API keys and sessions no longer work.',
+  account_enabled: 'Account enabled: its API keys and sign-in work again.',
+  deposit_paid: 'Deposit marked paid: its amount is credited to the wallet, once.',
+  deposit_already_paid: 'The deposit was already paid: nothing was credited again.',
+  order_cancelled: 'Order cancelled: its total is refunded to the buyer\'s wallet and its items are revoked.',
+  profile_saved: 'Profile saved.',
+  password_changed: 'Password changed; your sessions on other devices were signed out.',
+} as const;
+
+export type DoneName = keyof typeof DONE;
+
+/** `path` with the notice to show (before any `#fragment`). */
+export function withDone(path: string, name: DoneName): string {
+  const [target, fragment] = path.split('#');
+  return `${target}${target.includes('?') ? '&' : '?'}done=${name}${fragment === undefined ? '' : `#${fragment}`}`;
+}
+
+export function DoneNotice({ name }: { name?: string }) {
+  return name !== undefined && Object.hasOwn(DONE, name) ? <Notice>{DONE[name as DoneName]}</Notice> : null;
+}
