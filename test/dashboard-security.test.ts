@@ -47,6 +47,9 @@ describe('CSRF: form posts only from the service itself', () => {
       ['/dashboard/console/coupons/1', { percent_off: '100', active: 'on' }],
       [`/dashboard/console/orders/${order.json.data.id}/cancel`, { idempotency_key: 'csrf-7' }],
       ['/dashboard/console/payments/gateway_one/check', {}],
+      [`/dashboard/console/products/${product.id}/image`, {}],
+      [`/dashboard/console/products/${product.id}/image/remove`, {}],
+      [`/dashboard/shop/${product.id}/review`, { product_id: String(product.id), quantity: '1', idempotency_key: 'csrf-8' }],
     ];
     const attacks: Array<{ label: string; origin: string | null; headers?: Record<string, string> }> = [
       { label: 'another origin', origin: 'https://evil.example' },

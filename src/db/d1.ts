@@ -84,19 +84,27 @@ const backoff = (attempt: number) => sleep(Math.random() * Math.min(RETRY.capMs,
 const WRITE = /\b(INSERT|UPDATE|DELETE|REPLACE|CREATE|DROP|ALTER)\b/i;
 const isReadOnly = (sqlText: string) => !WRITE.test(sqlText);
 
+const asUnavailable = (err: unknown) => (err instanceof DatabaseUnavailable ? err : new DatabaseUnavailable(err));
+
 /**
  * Run `work` again on a transient or overloaded fault, up to `attempts` times (and while the budget affords another
  * `cost` statements); anything else is thrown as is.
  */
 async function retrying<T>(work: () => Promise<T>, attempts: number, cost = 0, budget?: QueryBudget): Promise<T> {
+  let lastFault: unknown;
   for (let attempt = 1; ; attempt++) {
+    // Even a first attempt: a settling read that comes after a request's retries must not run into D1's own
+    // per-invocation limit (its error is no fault to retry, and would answer 500).
+    if (budget && !budget.affords(cost)) throw asUnavailable(lastFault ?? new Error("D1: this request's query budget is spent"));
     try {
       return await work();
     } catch (err) {
       const fault = err instanceof DatabaseUnavailable ? 'overloaded' : classifyFault(err);
       if (fault !== 'transient' && fault !== 'overloaded') throw err;
+      // The first D1 fault says most: a later refusal may only say that the budget ran out retrying it.
+      lastFault ??= err;
       const affordable = !budget || budget.affords(cost);
-      if (attempt >= attempts || !affordable) throw err instanceof DatabaseUnavailable ? err : new DatabaseUnavailable(err);
+      if (attempt >= attempts || !affordable) throw asUnavailable(lastFault);
       await backoff(attempt);
     }
   }

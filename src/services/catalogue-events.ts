@@ -36,6 +36,8 @@ export interface ProductColumns {
   stockCount: SQL;
   priceCents: SQL;
   cancellable: SQL;
+  /** The volume tiers' JSON after the change, when a change sets them (else the row's). */
+  volumePrices?: SQL;
 }
 
 export const currentColumns: ProductColumns = {
@@ -59,7 +61,7 @@ export function recordCatalogueEvent(
 ): SQL {
   const snapshot = sql`json_object('productId', p.id, 'productName', ${columns.name}, 'sku', ${columns.sku}, 'stockCount', ${columns.stockCount},
     'priceCents', ${columns.priceCents}, 'cancellable', ${columns.cancellable}, 'category', p.category, 'image', p.image,
-    'allowedQuantities', p.allowed_quantities, 'volumePrices', p.volume_prices${previousPriceCents ? sql`, 'previousPriceCents', ${previousPriceCents}` : sql``})`;
+    'allowedQuantities', p.allowed_quantities, 'volumePrices', ${columns.volumePrices ?? sql`p.volume_prices`}${previousPriceCents ? sql`, 'previousPriceCents', ${previousPriceCents}` : sql``})`;
   return sql`
     INSERT INTO events (id, user_id, type, object_id, snapshot, created_at, enqueued_at)
     SELECT ${event.idPrefix} || ${base62Of(sql`w.user_id`)}, w.user_id, ${event.type}, p.id, ${snapshot}, ${event.now}, NULL

@@ -98,9 +98,14 @@ function productChangeEvents(productId: number, input: Partial<ProductInput>, no
   };
   const activeAfter = after(input.active === undefined ? undefined : input.active ? 1 : 0, sql`p.active`);
   const changes: Array<[CatalogueEvent, SQL]> = [];
-  if (input.priceCents !== undefined) {
+  const tiersAfter = input.volumePrices === undefined ? undefined : volumePricesText(input.volumePrices);
+  if (input.priceCents !== undefined || tiersAfter !== undefined) {
+    // Volume prices are prices too: a change of either tells the subscribers.
+    const priceDiffers = input.priceCents === undefined ? sql`0` : sql`p.price_cents <> ${input.priceCents}`;
+    const tiersDiffer = tiersAfter === undefined ? sql`0` : sql`p.volume_prices IS NOT ${tiersAfter}`;
     const priceChanged = newCatalogueEvent('product.price_changed', now);
-    changes.push([priceChanged, recordCatalogueEvent(priceChanged, productId, sql`p.price_cents <> ${input.priceCents} AND ${activeAfter} = 1`, columns, sql`p.price_cents`)]);
+    const priced = { ...columns, volumePrices: tiersAfter === undefined ? sql`p.volume_prices` : sql`${tiersAfter}` };
+    changes.push([priceChanged, recordCatalogueEvent(priceChanged, productId, sql`(${priceDiffers} OR ${tiersDiffer}) AND ${activeAfter} = 1`, priced, sql`p.price_cents`)]);
   }
   if (input.active === false) {
     const deactivated = newCatalogueEvent('product.unavailable', now);
