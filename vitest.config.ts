@@ -61,6 +61,8 @@ export default defineConfig({
         },
         // The whole suite shares one client IP and a few keys: the production limits would throttle it. A tiny
         // limiter lets test/rate-limit.test.ts reach 429 with a handful of requests.
+        // An empty database of its own for test/migrations-with-data.test.ts, which applies the migrations one by one.
+        d1Databases: { UPGRADE_DB: 'upgrade-db' },
         ratelimits: {
           API_KEY_RATE_LIMITER: { namespace_id: '1001', simple: { limit: 100_000, period: 60 } },
           PUBLIC_RATE_LIMITER: { namespace_id: '1002', simple: { limit: 100_000, period: 60 } },

@@ -47,7 +47,14 @@ CREATE INDEX coupon_redemptions_coupon_user ON coupon_redemptions (coupon_id, us
 -- CHECK (total = unit price x quantity) no longer holds with a coupon, and SQLite changes a CHECK only by rebuilding
 -- the table. The new CHECKs keep the backstop: a short claim of items changes quantity and breaks the discount's
 -- identity, rolling the purchase back. Existing orders paid their list price: no discount, no coupon.
-CREATE TABLE orders_next (
+-- The rows are set aside and put back into a table named `orders` before the migration ends: dropping orders counts
+-- a foreign key violation for every row of stock_items and wallet_transactions that points at it, and only rows of
+-- orders coming back under that name take them back (a renamed copy does not). Corrected after it landed: the first
+-- text renamed a copy into place and so failed on any database with an order (test/migrations-with-data.test.ts);
+-- a database where it did apply had no orders, and the corrected text gives it the same schema.
+CREATE TABLE orders_before_prices AS SELECT * FROM orders;
+DROP TABLE orders;
+CREATE TABLE orders (
   id INTEGER PRIMARY KEY,
   order_number TEXT NOT NULL,
   user_id INTEGER NOT NULL REFERENCES users (id),
@@ -67,13 +74,12 @@ CREATE TABLE orders_next (
   CHECK (total_amount_cents <= unit_price_cents * quantity),
   CHECK (discount_amount_cents = list_unit_price_cents * quantity - total_amount_cents)
 );
-INSERT INTO orders_next (id, order_number, user_id, product_id, product_name, quantity, unit_price_cents, total_amount_cents, status,
-                         created_at, updated_at, cancellable, list_unit_price_cents, discount_amount_cents, coupon)
+INSERT INTO orders (id, order_number, user_id, product_id, product_name, quantity, unit_price_cents, total_amount_cents, status,
+                    created_at, updated_at, cancellable, list_unit_price_cents, discount_amount_cents, coupon)
   SELECT id, order_number, user_id, product_id, product_name, quantity, unit_price_cents, total_amount_cents, status,
          created_at, updated_at, cancellable, unit_price_cents, unit_price_cents * quantity - total_amount_cents, NULL
-  FROM orders;
-DROP TABLE orders;
-ALTER TABLE orders_next RENAME TO orders;
+  FROM orders_before_prices;
+DROP TABLE orders_before_prices;
 CREATE UNIQUE INDEX orders_order_number_unique ON orders (order_number);
 CREATE INDEX orders_user_created ON orders (user_id, created_at, id);
 CREATE INDEX orders_status_created ON orders (status, created_at);

@@ -272,6 +272,24 @@ describe('the dashboard\'s shop', () => {
     expect(bad.status).toBe(422);
   });
 
+  it('a free order (a 100 % coupon) is reviewed at $0.00 and bought with an empty wallet', async () => {
+    const user = await signedInUser();
+    const product = await newProduct({ price: 2.5, stock: 5 });
+    const coupon = await call('/admin/coupons', { admin: true, body: { code: `FREE-${product.id}`, percent_off: 100 } });
+    expect(coupon.status, coupon.text).toBe(201);
+    const key = crypto.randomUUID();
+    const review = await visit(`/dashboard/shop/${product.id}/review`, { cookie: user.cookie, form: { quantity: '2', coupon: `free-${product.id}`, idempotency_key: key } });
+    expect(review.status, review.text).toBe(200);
+    expect(review.text).toMatch(/<dt>Total<\/dt><dd><span class="money">\$0\.00<\/span><\/dd>/);
+    expect(review.text).toContain('name="expected_total" value="0.00"');
+    const confirm = { product_id: String(product.id), quantity: '2', coupon: `FREE-${product.id}`, expected_total: '0.00', idempotency_key: key };
+    const bought = await visit('/dashboard/shop', { cookie: user.cookie, form: confirm });
+    expect(bought.status, bought.text).toBe(303);
+    const orders = await ordersOf(user);
+    expect(orders).toHaveLength(1);
+    expect(orders[0]).toMatchObject({ total_amount: 0, discount_amount: 5, coupon: `FREE-${product.id}` });
+  });
+
   it('a price changed since the review: the review again with the new total, nothing bought (409); then the new total buys', async () => {
     const user = await signedInUser({ balance: 20 });
     const product = await newProduct({ price: 2.5, stock: 5 });
@@ -320,4 +338,4 @@ describe('the dashboard\'s shop', () => {
   });
 });
 
-const ordersOf = async (user: { key: string }) => (await call('/orders', { key: user.key })).json.data as unknown[];
+const ordersOf = async (user: { key: string }) => (await call('/orders', { key: user.key })).json.data as Record<string, unknown>[];

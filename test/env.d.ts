@@ -6,6 +6,7 @@ declare global {
     interface Env extends Bindings {
       TEST_MIGRATIONS: D1Migration[];
       TINY_RATE_LIMITER: RateLimit;
+      UPGRADE_DB: D1Database;
     }
   }
 }

@@ -33,13 +33,12 @@ export function referencePrice({ priceCents, tiers, discountPercent, coupon, qua
   }
   // A tier never charges more than the product's price.
   tierPrice = Math.min(tierPrice, priceCents);
-  const unitPrice = Math.max(1, hundredthHalfUp(tierPrice * (100 - discountPercent)));
+  const unitPrice = hundredthHalfUp(tierPrice * (100 - discountPercent));
   const subtotal = unitPrice * quantity;
   let deduction = 0;
   if (coupon && 'percentOff' in coupon) deduction = hundredthHalfUp(subtotal * coupon.percentOff);
-  if (coupon && 'amountOffCents' in coupon) deduction = coupon.amountOffCents;
-  // An order always charges at least one cent.
-  deduction = Math.min(deduction, subtotal - 1);
+  // An amount coupon takes at most the whole subtotal: a total is never negative, and may be 0 (a free order).
+  if (coupon && 'amountOffCents' in coupon) deduction = Math.min(coupon.amountOffCents, subtotal);
   const total = subtotal - deduction;
   return { listUnitPrice: priceCents, unitPrice, subtotal, total, discountAmount: priceCents * quantity - total };
 }

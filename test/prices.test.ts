@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { balanceOf, buy, call, expectError, fund, newProduct, newUser, restock, unique, type TestUser } from './helpers';
 import { referencePrice, type ReferenceCoupon, type Tier } from './prices-reference';
 import { seedFor } from './seed';
+import { auditLedger } from '../src/services/audit';
 
 // Volume prices, a reseller's discount, coupons and the price lock, through the worker against the local D1. The
 // arithmetic is checked against test/prices-reference.ts: what the quote says, what the order records, what the ledger
@@ -119,15 +120,66 @@ describe('a priced purchase', () => {
     expect(after!.n).toBe(1);
   });
 
-  it('an amount coupon takes at most the subtotal less one cent; below every tier the list price applies', async () => {
+  it('an amount coupon at or above the subtotal makes the order free; below every tier the list price applies', async () => {
     const product = await newProduct({ price: 3, stock: 5 });
     await setPrices(product.id, 300, [{ minQuantity: 3, priceCents: 250 }]);
     const user = await newUser({ balance: 10 });
     const code = await insertCoupon({ amount_off_cents: 10_000 });
     const res = await purchase(user, { product_id: product.id, quantity: 2, coupon: code });
     expect(res.status, res.text).toBe(201);
-    expect(res.json.data).toMatchObject({ unit_price: 3, total_amount: 0.01, discount_amount: 5.99, coupon: code });
-    expect(await balanceOf(user)).toBe(9.99);
+    expect(res.json.data).toMatchObject({ unit_price: 3, total_amount: 0, discount_amount: 6, coupon: code });
+    expect(res.json.data.stock_items).toHaveLength(2);
+    expect(await balanceOf(user)).toBe(10);
+  });
+
+  it('a free order (a 100 % coupon) needs no money, is recorded by a 0.00 purchase row, and a cancel refunds 0.00 and revokes its items', async () => {
+    const product = await newProduct({ price: 7.5, stock: 3 });
+    const user = await newUser();
+    const code = await insertCoupon({ percent_off: 100 });
+    const q = await quote(user, `product_id=${product.id}&quantity=2&coupon=${code}`);
+    expect(q.json.data).toEqual({ product_id: product.id, quantity: 2, list_unit_price: 7.5, unit_price: 7.5, discount_amount: 15, coupon: code, total_amount: 0 });
+
+    const res = await purchase(user, { product_id: product.id, quantity: 2, coupon: code, expected_total: 0 });
+    expect(res.status, res.text).toBe(201);
+    expect(res.json.data).toMatchObject({ total_amount: 0, discount_amount: 15, coupon: code, status: 'pending' });
+    expect(res.json.data.stock_items).toHaveLength(2);
+    const ledger = await call('/wallet/transactions', { key: user.key });
+    expect(ledger.json.data).toEqual([expect.objectContaining({ type: 'purchase', amount: 0, balance_after: 0, description: expect.stringContaining(res.json.data.order_number) })]);
+
+    const cancel = await call(`/orders/${res.json.data.id}/cancel`, { key: user.key, method: 'POST' });
+    expect(cancel.status, cancel.text).toBe(200);
+    expect(cancel.json.data).toMatchObject({ refunded_amount: 0, order: { status: 'cancelled', total_amount: 0 } });
+    expect(await balanceOf(user)).toBe(0);
+    const items = await env.DB.prepare('SELECT status FROM stock_items WHERE order_id = ?').bind(res.json.data.id).all<{ status: string }>();
+    expect(items.results.map((i) => i.status)).toEqual(['revoked', 'revoked']);
+    // A second cancel finds it cancelled: the 0.00 refund row is what marks it refunded.
+    expectError(await call(`/orders/${res.json.data.id}/cancel`, { key: user.key, method: 'POST' }), 400, 'ORDER_NOT_CANCELLABLE');
+    const refunds = await env.DB.prepare("SELECT amount_cents FROM wallet_transactions WHERE order_id = ? AND type = 'refund'").bind(res.json.data.id).all();
+    expect(refunds.results).toEqual([{ amount_cents: 0 }]);
+    expect(await auditLedger(env.DB)).toEqual([]);
+  });
+
+  it('a free order counts against the cancel cap like any other', async () => {
+    const product = await newProduct({ price: 1, stock: 3 });
+    const user = await newUser();
+    const code = await insertCoupon({ percent_off: 100, max_per_user: null });
+    const vars = { MAX_CANCELS_PER_DAY: '1' };
+    const first = await purchase(user, { product_id: product.id, quantity: 1, coupon: code });
+    const second = await purchase(user, { product_id: product.id, quantity: 1, coupon: code });
+    expect((await call(`/orders/${first.json.data.id}/cancel`, { key: user.key, method: 'POST', vars })).status).toBe(200);
+    expectError(await call(`/orders/${second.json.data.id}/cancel`, { key: user.key, method: 'POST', vars }), 400, 'CANCEL_LIMIT_REACHED');
+  });
+
+  it('a 90 % discount rounds a unit price under 5 cents to 0 (half up: 0.04 x 10 % = 0.004 -> 0.00, 0.05 -> 0.01)', async () => {
+    const cheap = await newProduct({ price: 0.04, stock: 2 });
+    const five = await newProduct({ price: 0.05, stock: 2 });
+    const user = await newUser();
+    await setDiscount(user.id, 90);
+    const free = await purchase(user, { product_id: cheap.id, quantity: 2 });
+    expect(free.status, free.text).toBe(201);
+    expect(free.json.data).toMatchObject({ list_unit_price: 0.04, unit_price: 0, discount_amount: 0.08, total_amount: 0 });
+    const q = await quote(user, `product_id=${five.id}&quantity=2`);
+    expect(q.json.data).toMatchObject({ unit_price: 0.01, total_amount: 0.02 });
   });
 
   it('for any price, tiers, discount, coupon and quantity: quote = order total = ledger debit = refund = the reference', async () => {
@@ -145,13 +197,15 @@ describe('a priced purchase', () => {
     const couponArb: fc.Arbitrary<ReferenceCoupon> = fc.oneof(
       fc.constant(null),
       fc.integer({ min: 1, max: 100 }).map((percentOff) => ({ percentOff })),
+      fc.constant({ percentOff: 100 }),
       fc.integer({ min: 1, max: 2_000_000 }).map((amountOffCents) => ({ amountOffCents })),
+      fc.integer({ min: 1, max: 200 }).map((amountOffCents) => ({ amountOffCents })),
     );
     await fc.assert(
       fc.asyncProperty(
-        fc.integer({ min: 1, max: 100_000 }),
+        fc.oneof(fc.integer({ min: 1, max: 100_000 }), fc.integer({ min: 1, max: 20 })),
         tiersArb,
-        fc.integer({ min: 0, max: 90 }),
+        fc.oneof(fc.integer({ min: 0, max: 90 }), fc.constant(90)),
         couponArb,
         fc.integer({ min: 1, max: 40 }),
         async (priceCents, { quantities, steps }, discountPercent, coupon, quantity) => {
@@ -185,11 +239,12 @@ describe('a priced purchase', () => {
           expect(cents(order.unit_price)).toBe(expected.unitPrice);
           expect(cents(order.list_unit_price)).toBe(priceCents);
           expect(cents(order.discount_amount)).toBe(expected.discountAmount);
-          expect(expected.total).toBeGreaterThanOrEqual(1);
+          expect(expected.total).toBeGreaterThanOrEqual(0);
           const debit = await env.DB.prepare("SELECT amount_cents FROM wallet_transactions WHERE order_id = ? AND type = 'purchase'")
             .bind(order.id)
             .first<{ amount_cents: number }>();
-          expect(debit!.amount_cents).toBe(-expected.total);
+          // 0 - total, not -total: a free order's row is 0, and -0 is not 0 to toBe.
+          expect(debit!.amount_cents).toBe(0 - expected.total);
           expect(cents(await balanceOf(user))).toBe(before - expected.total);
 
           const cancel = await call(`/orders/${order.id}/cancel`, { key: user.key, method: 'POST', vars: MANY_CANCELS });
@@ -323,7 +378,7 @@ describe('the price lock: expected_total', () => {
     for (const body of [
       { expected_total: 4.005 },
       { expected_total: '4' },
-      { expected_total: 0 },
+      { expected_total: -0.01 },
       { expected_total: -4 },
       { coupon: 12 },
       { coupon: '' },
@@ -382,5 +437,25 @@ describe('GET /orders/quote', () => {
     const user = await newUser();
     expect((await quote(user, `product_id=${product.id}&quantity=1`)).status).toBe(200);
     expectError(await buy(user, product.id, 1), 400, 'INSUFFICIENT_BALANCE');
+  });
+});
+
+describe('the ledger signs, a CHECK of the database (the backstop under free orders)', () => {
+  const row = (type: string, amountCents: number, userId: number) =>
+    env.DB.prepare(
+      `INSERT INTO wallet_transactions (user_id, type, amount_cents, balance_after_cents, description, operation_id, created_at)
+       VALUES (?, ?, ?, 100000, 'check', ?, '2026-01-01T00:00:00.000Z')`,
+    )
+      .bind(userId, type, amountCents, unique('op'))
+      .run();
+
+  it('refuses a purchase that credits, a refund that debits, a deposit that is not a credit and an adjustment of 0', async () => {
+    const user = await newUser();
+    for (const [type, amount] of [['purchase', 1], ['refund', -1], ['deposit', 0], ['deposit', -1], ['adjustment', 0]] as const) {
+      await expect(row(type, amount, user.id), `${type} ${amount}`).rejects.toThrow(/CHECK constraint failed/);
+    }
+    for (const [type, amount] of [['purchase', 0], ['purchase', -1], ['refund', 0], ['refund', 1], ['deposit', 1], ['adjustment', -1]] as const) {
+      await expect(row(type, amount, user.id), `${type} ${amount}`).resolves.toBeTruthy();
+    }
   });
 });

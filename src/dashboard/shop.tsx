@@ -7,6 +7,7 @@ import { mailFor } from '../middleware/send-emails';
 import { purgeSoldProducts } from '../middleware/stock-cache';
 import type { OrderRow } from '../db/schema';
 import { ApiError } from '../lib/errors';
+import { centsToDecimal } from '../lib/money';
 import { ShopQuery } from '../schemas/catalogue';
 import { purchaseRequest, PurchaseBody } from '../schemas/orders';
 import { purchase } from '../services/orders';
@@ -161,7 +162,7 @@ async function reviewPage(c: Context<AppEnv>, productId: number, fields: FormFie
             <input type="hidden" name="product_id" value={String(productId)} />
             <input type="hidden" name="quantity" value={String(review.quantity)} />
             {review.coupon !== null && <input type="hidden" name="coupon" value={review.coupon} />}
-            <input type="hidden" name="expected_total" value={(review.totalCents / 100).toFixed(2)} />
+            <input type="hidden" name="expected_total" value={centsToDecimal(review.totalCents)} />
             {/* The quantity form's key: a re-sent confirmation (or a second review of the same form) buys once. */}
             {fields.idempotency_key !== undefined && <input type="hidden" name="idempotency_key" value={fields.idempotency_key} />}
             <button type="submit">Confirm purchase</button>

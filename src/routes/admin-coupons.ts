@@ -56,7 +56,8 @@ export const presentCoupon = (c: Coupon) => ({
 
 const RULES =
   'A coupon is used by `POST /orders` with `coupon` (any case): a `percent_off` coupon takes that percent of the subtotal off ' +
-  '(rounded half up), an `amount_off` coupon that amount (at most the subtotal less 0.01). Exactly one of the two. It is ' +
+  '(rounded half up), an `amount_off` coupon that amount (at most the whole subtotal: a 100 % coupon, or an amount at ' +
+  'least the subtotal, makes the order free). Exactly one of the two. It is ' +
   'refused (400 `COUPON_INVALID`) when inactive, before `starts_at`, from `expires_at`, after `max_redemptions` orders, ' +
   'after `max_per_user` orders of the buyer, for a product not in `product_ids`, or when `min_total` is above the subtotal.';
 

@@ -47,9 +47,10 @@ export const ordersRouter = createRouter()
       summary: 'Buy a product: debits the wallet and delivers the items in the response',
       description:
         'Priced at this moment, in integer cents: the unit price is the volume tier with the largest `min_quantity` <= ' +
-        '`quantity` (else the product\'s `price`), less the buyer\'s `discount_percent` (rounded half up to the cent, never ' +
-        'below 1 cent); the subtotal is unit price x quantity; a `coupon` (any case) takes off `percent_off` % of the ' +
-        'subtotal (rounded half up) or `amount_off`, at most the subtotal less 1 cent; `total_amount` is what is charged. ' +
+        '`quantity` (else the product\'s `price`), less the buyer\'s `discount_percent` (rounded half up to the cent); the ' +
+        'subtotal is unit price x quantity; a `coupon` (any case) takes off `percent_off` % of the subtotal (rounded half ' +
+        'up) or `amount_off`, at most the whole subtotal; `total_amount` is what is charged, never negative. A total of 0 ' +
+        'is a free order: it needs no balance, and its `purchase` transaction (and a cancellation\'s `refund`) is 0. ' +
         'A coupon that is unknown, inactive, not started, expired, used up, used up by this buyer, for other products or ' +
         'whose `min_total` is above the subtotal → 400 `COUPON_INVALID` with `errors.coupon: [reason]`. With ' +
         '`expected_total`, any other total → 409 `PRICE_CHANGED` with `errors: { expected_total, total }`. Refusals ' +

@@ -29,7 +29,7 @@ const couponFields = {
   percent_off: z.int('percent_off must be an integer').min(1, 'percent_off must be between 1 and 100').max(100, 'percent_off must be between 1 and 100').optional()
     .openapi({ description: 'percent of the subtotal taken off (rounded half up); exactly one of percent_off, amount_off' }),
   amount_off: usdAmount('amount_off', 1, MAX_AMOUNT_CENTS).optional()
-    .openapi({ description: 'USD taken off the subtotal (at most the subtotal less 0.01); exactly one of percent_off, amount_off' }),
+    .openapi({ description: 'USD taken off the subtotal (at most the whole subtotal); exactly one of percent_off, amount_off' }),
   min_total: usdAmount('min_total', 1, MAX_AMOUNT_CENTS).nullable().optional().openapi({ description: 'the smallest subtotal (after volume and discount) it applies to' }),
   starts_at: timestamp('starts_at'),
   expires_at: timestamp('expires_at'),

@@ -30,7 +30,7 @@ export const PurchaseBody = z.object({
   product_id: productId,
   quantity,
   coupon: couponCode.optional(),
-  expected_total: usdAmount('expected_total', 1, MAX_TOTAL_CENTS)
+  expected_total: usdAmount('expected_total', 0, MAX_TOTAL_CENTS)
     .optional()
     .openapi({
       example: 9.98,

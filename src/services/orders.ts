@@ -127,7 +127,6 @@ export interface CancelRules {
 }
 
 /**
-/**
  * Cancel a pending order: one batch guarded by `status = 'pending'`, the order's final-sale flag, its hold period and
  * the buyer's cancellations of the last 24 hours (counted inside the batch, so racing cancels cannot pass the cap).
  * It cancels the order, writes the refund ledger row (at most one per order), credits the wallet and revokes the

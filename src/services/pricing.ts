@@ -8,11 +8,11 @@ import { centsToAmount, formatUsd } from '../lib/money';
 // of that moment (in the purchase's own batch: no read before it).
 //
 //   unit      = the volume tier's price (largest min_quantity <= quantity) or the list price
-//   unit      = max(1, round_half_up(unit x (100 - discount_percent) / 100))
+//   unit      = round_half_up(unit x (100 - discount_percent) / 100)
 //   subtotal  = unit x quantity
-//   deduction = percent coupon: round_half_up(subtotal x percent_off / 100); amount coupon: amount_off
-//               capped at subtotal - 1 (an order always charges at least one cent: see docs/prices.md)
-//   total     = subtotal - deduction
+//   deduction = percent coupon: round_half_up(subtotal x percent_off / 100) (at most the subtotal, as percent_off <= 100);
+//               amount coupon: min(amount_off, subtotal)
+//   total     = subtotal - deduction, never negative; 0 is a free order (docs/prices.md)
 
 /** One volume tier, as the service handles it; stored as JSON `{ min_quantity, price_cents }` in products.volume_prices. */
 export interface VolumePrice {
@@ -86,8 +86,8 @@ export function pricedPurchase({ userId, productId, quantity: count, coupon, now
       SELECT a.user_id, a.balance_cents, a.product_id, a.product_name, a.active, a.stock_count, a.allowed_quantities,
              a.cancellable, a.list_unit_price, a.unit_price, a.unit_price * ${quantity} AS subtotal, a.coupon_code, a.min_total_cents,
              CASE WHEN a.coupon_id IS NULL THEN 0
-                  WHEN a.percent_off IS NOT NULL THEN min(${roundHalfUpPercent(sql`a.unit_price * ${quantity}`, sql`a.percent_off`)}, a.unit_price * ${quantity} - 1)
-                  ELSE min(a.amount_off_cents, a.unit_price * ${quantity} - 1) END AS deduction,
+                  WHEN a.percent_off IS NOT NULL THEN ${roundHalfUpPercent(sql`a.unit_price * ${quantity}`, sql`a.percent_off`)}
+                  ELSE min(a.amount_off_cents, a.unit_price * ${quantity}) END AS deduction,
              CASE WHEN ${coupon} IS NULL THEN NULL
                   WHEN a.coupon_id IS NULL THEN 'unknown'
                   WHEN a.coupon_active <> 1 THEN 'inactive'
@@ -101,7 +101,7 @@ export function pricedPurchase({ userId, productId, quantity: count, coupon, now
       FROM (
         SELECT u.id AS user_id, u.balance_cents, p.id AS product_id, p.name AS product_name, p.active, p.stock_count,
                p.allowed_quantities, p.cancellable, p.price_cents AS list_unit_price,
-               max(1, ${roundHalfUpPercent(tierPrice(quantity), sql`100 - u.discount_percent`)}) AS unit_price,
+               ${roundHalfUpPercent(tierPrice(quantity), sql`100 - u.discount_percent`)} AS unit_price,
                c.id AS coupon_id, c.code AS coupon_code, c.active AS coupon_active, c.starts_at, c.expires_at, c.max_redemptions,
                c.max_per_user, c.product_ids, c.min_total_cents, c.percent_off, c.amount_off_cents
         FROM users u
