@@ -226,10 +226,14 @@ describe('the scheduled poll', () => {
     vendorSays('stripe', paid, 'paid');
     network.use(http.get(`${apiUrl('btcpay')}/api/v1/stores/StoreAbc123/invoices/${stuck.invoiceId}`, () => HttpResponse.error(), { once: true }));
     const vars = { ...varsFor('stripe'), ...varsFor('btcpay'), GATEWAY_POLL_LIMIT: '40' };
+    await env.DB.prepare("DELETE FROM vendor_failures WHERE gateway = 'gateway_one'").run();
     const report = await runJobs(vars, Date.now() + 6 * MINUTE);
     expect(report.poll.skipped).toBeGreaterThanOrEqual(1);
     expect(await balanceOf(user)).toBe(10);
     expect((await depositRow(stuck.id)).last_checked_at).toBeNull();
+    // The failure is the slot's last vendor failure on the payments page, as a request's would be.
+    const slots = (await call('/admin/gateways', { admin: true, vars })).json.data as Array<{ gateway: string; last_failure: unknown }>;
+    expect(slots.find((g) => g.gateway === 'gateway_one')!.last_failure).toMatchObject({ purpose: 'lookup', failure: 'unreachable' });
     vendorSays('btcpay', stuck, 'Settled');
     await runJobs(vars, Date.now() + 6 * MINUTE);
     expect(await balanceOf(user)).toBe(20);

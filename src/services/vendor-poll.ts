@@ -7,7 +7,9 @@ import type { Config } from '../env';
 import { ApiError } from '../lib/errors';
 import { isoNow } from '../lib/time';
 import { findGateway, GATEWAYS } from './gateways';
+import { vendorFailureOf, type VendorFailure } from './gateways/vendor-http';
 import { CHANGES, lookupGateway, lookUpDeposit, stampChecked } from './vendor-payments';
+import { vendorFailureWrite } from './vendor-failures';
 import type { Mail } from './mail';
 
 // The scheduled half of "Payments that cannot be lost": every run asks the vendors about real-provider deposits that
@@ -20,6 +22,8 @@ export const LOOKUP_STATEMENTS = 13;
 /** A Worker invocation's subrequests are limited (50 on the Free plan): the poll never asks more vendors than this. */
 export const MAX_POLL_LIMIT = 40;
 const OPEN_AFTER_EXPIRY_MS = 24 * 3_600_000;
+/** The closing batch: the stamp of every deposit asked, and each slot's last vendor failure of this run. */
+const CLOSING_STATEMENTS = 1 + GATEWAYS.length;
 
 export interface PollReport {
   asked: number;
@@ -50,21 +54,23 @@ export function pollCandidates(config: Config, nowMs: number, limit: number) {
 
 /**
  * One poll within `statementBudget` D1 statements (what the scheduled run has left of its invocation's limit): one
- * read, then a lookup while the budget still affords its worst case and the final stamp, then one statement that
- * stamps `last_checked_at` on every deposit asked. Deposits left unasked keep their place at the front of the queue.
+ * read, then a lookup while the budget still affords its worst case and the closing batch, then the closing batch:
+ * one statement that stamps `last_checked_at` on every deposit asked, and the last vendor failure of each slot that
+ * failed (the console's payments page shows it). Deposits left unasked keep their place at the front of the queue.
  */
 export async function pollVendors(binding: Db, config: Config, nowMs: number, statementBudget: number, mail?: Mail): Promise<PollReport> {
   const report: PollReport = { asked: 0, changed: 0, skipped: 0 };
   const limit = Math.min(config.gatewayPollLimit, MAX_POLL_LIMIT);
   const query = pollCandidates(config, nowMs, limit);
-  if (!query || limit === 0 || statementBudget < 2 + LOOKUP_STATEMENTS) return report;
+  if (!query || limit === 0 || statementBudget < 1 + LOOKUP_STATEMENTS + CLOSING_STATEMENTS) return report;
   // Counts the statements the lookups' batches really send (retries and settling reads included).
   const d1 = new ResilientD1(binding) as unknown as Db;
   const spent = () => (d1 as unknown as ResilientD1).budget.used;
   const [found] = await runBatch(d1, [query]);
   const asked: number[] = [];
+  const failures = new Map<string, VendorFailure>();
   for (const deposit of rowsOf<DepositRow>(found)) {
-    if (spent() + LOOKUP_STATEMENTS + 1 > statementBudget) break;
+    if (spent() + LOOKUP_STATEMENTS + CLOSING_STATEMENTS > statementBudget) break;
     const gateway = lookupGateway(config, deposit);
     if (!gateway) continue;
     try {
@@ -73,11 +79,14 @@ export async function pollVendors(binding: Db, config: Config, nowMs: number, st
       if (CHANGES.has(outcome)) report.changed++;
     } catch (err) {
       report.skipped++;
+      const failure = vendorFailureOf(err);
+      if (failure) failures.set(failure.gateway, failure);
       // GATEWAY_UNAVAILABLE is already logged by the vendor call; anything else is named by its class only.
       if (!(err instanceof ApiError)) console.warn(JSON.stringify({ level: 'warn', msg: 'deposit poll skipped', deposit_id: deposit.id, class: err instanceof Error ? err.name : typeof err }));
     }
   }
   report.asked = asked.length;
-  if (asked.length > 0) await runBatch(d1, [stampChecked(asked, isoNow(nowMs))]);
+  const closing = [...(asked.length > 0 ? [stampChecked(asked, isoNow(nowMs))] : []), ...[...failures.values()].map(vendorFailureWrite)];
+  if (closing.length > 0) await runBatch(d1, closing);
   return report;
 }
