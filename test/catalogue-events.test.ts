@@ -2,7 +2,8 @@ import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { enqueueEvents } from '../src/services/outbox';
 import type { DeliveryMessage } from '../src/services/webhook-delivery';
-import { buy, call, newProduct, newUser, restock, type TestUser } from './helpers';
+import { SELF } from './contract';
+import { ADMIN_TOKEN, BASE, buy, call, newProduct, newUser, restock, type TestUser } from './helpers';
 
 // Catalogue events: shop-wide, to every user with an endpoint subscribed to the type by name, never through "*".
 // Storage is shared by the tests of this file, so each test looks only at its own product's events.
@@ -97,6 +98,25 @@ describe('catalogue events', () => {
     expect((await buy(s.other, soldOut.id, 1)).status).toBe(201);
     const [last] = await expectOnlyNamed(s, soldOut.id, ['product.unavailable', 'product.restocked']);
     expect(last.data.object).toMatchObject({ product_id: soldOut.id, stock_count: 0, in_stock: false });
+  });
+
+  it('carry the image as public stock does: an absolute URL on the origin the change was made through', async () => {
+    const s = await subscribers();
+    const product = await newProduct({ price: 2, stock: 0 });
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, ...crypto.getRandomValues(new Uint8Array(16))]);
+    const put = await SELF.fetch(`${BASE}/admin/products/${product.id}/image`, {
+      method: 'PUT',
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'image/png' },
+      body: png,
+    });
+    expect(put.status).toBe(200);
+    await restock(product.id, 1);
+    expect((await patch(product.id, { price: 1.5 })).status).toBe(200);
+    expect((await buy(s.other, product.id, 1)).status).toBe(201);
+    const events = await expectOnlyNamed(s, product.id, ['product.unavailable', 'product.price_changed', 'product.restocked']);
+    const entry = await stockEntry(product.id);
+    expect(entry.image_url).toMatch(new RegExp(`^${new URL(BASE).origin}/media/[0-9a-f]{64}\\.png$`));
+    for (const event of events) expect(event.data.object.image_url, event.type).toBe(entry.image_url);
   });
 
   it('go to the outbox and are delivered to the named endpoint only, not to the same user\'s "*" endpoint', async () => {

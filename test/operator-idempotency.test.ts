@@ -301,7 +301,7 @@ describe('admin writes whose outcome a database fault hid', () => {
   it('the service settles a committed upload from its own row, not from what a re-run would find', async () => {
     const product = await newProduct();
     const d1 = faultyD1(env.DB, 'lost-after-commit');
-    const upload = await addStock(d1.db, ADMIN_TOKEN_ACTOR, product.id, ['S-1', 'S-2', 'S-3']);
+    const upload = await addStock(d1.db, ADMIN_TOKEN_ACTOR, product.id, ['S-1', 'S-2', 'S-3'], { origin: 'http://localhost' });
     expect(d1.fired()).toBe(true);
     expect(upload).toMatchObject({ added: 3, skipped: 0, stockCount: 3 });
   });

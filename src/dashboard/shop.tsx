@@ -2,7 +2,7 @@ import { Hono, type Context } from 'hono';
 import type { Child } from 'hono/jsx';
 import type { AppEnv } from '../env';
 import { requireSession } from '../middleware/session';
-import { publishAfterResponse } from '../middleware/publish-events';
+import { catalogueChange } from '../middleware/publish-events';
 import { mailFor } from '../middleware/send-emails';
 import { purgeSoldProducts } from '../middleware/stock-cache';
 import type { OrderRow } from '../db/schema';
@@ -204,7 +204,7 @@ export const shopPages = new Hono<AppEnv>()
             fields,
             body,
             async (claim) => {
-              const { order } = await purchase(c.var.db, c.var.caller, purchaseRequest(body), claim, publishAfterResponse(c), mailFor(c));
+              const { order } = await purchase(c.var.db, c.var.caller, purchaseRequest(body), { ...catalogueChange(c, claim), mail: mailFor(c) });
               await purgeSoldProducts(c, [body.product_id]);
               return orderPath(order.id, 'charged');
             },

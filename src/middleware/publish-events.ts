@@ -1,7 +1,9 @@
 import type { Context } from 'hono';
 import { resilient } from '../db/d1';
 import type { AppEnv } from '../env';
+import type { CatalogueChange } from '../services/catalogue-events';
 import type { Publish } from '../services/events';
+import type { IdempotencyClaim } from '../services/idempotency';
 import { enqueueEvents } from '../services/outbox';
 import { runAfterResponse } from './after-response';
 
@@ -15,3 +17,10 @@ export const publishAfterResponse =
   (eventIds) => {
     if (eventIds.length > 0) runAfterResponse(c, enqueueEvents(resilient(c.env.DB), c.env.WEBHOOK_QUEUE, eventIds));
   };
+
+/** A change that may write catalogue events: published after the response, their image URLs on this request's origin. */
+export const catalogueChange = (c: Context<AppEnv>, claim?: IdempotencyClaim): CatalogueChange => ({
+  origin: new URL(c.req.url).origin,
+  claim,
+  publish: publishAfterResponse(c),
+});

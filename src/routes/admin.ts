@@ -7,7 +7,7 @@ import { envelope, ok } from '../lib/envelope';
 import { fieldError } from '../lib/errors';
 import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse } from './openapi';
 import { idempotent } from '../middleware/idempotency';
-import { publishAfterResponse } from '../middleware/publish-events';
+import { catalogueChange, publishAfterResponse } from '../middleware/publish-events';
 import { purgeStock } from '../middleware/stock-cache';
 import { AdjustmentBody, ProductBody, productInput, RefreshDepositBody } from '../schemas/operator';
 import { CreateUserBody } from '../schemas/users';
@@ -211,7 +211,7 @@ export const adminRouter = createRouter()
         c,
         body,
         async (claim) => {
-          const product = await updateProduct(c.var.db, ADMIN_TOKEN_ACTOR, c.req.valid('param').id, productInput(body), claim, publishAfterResponse(c));
+          const product = await updateProduct(c.var.db, ADMIN_TOKEN_ACTOR, c.req.valid('param').id, productInput(body), catalogueChange(c, claim));
           await purgeStock(c, [product.id]);
           return updated(product);
         },
@@ -237,7 +237,7 @@ export const adminRouter = createRouter()
         c,
         { items },
         async (claim) => {
-          const upload = await addStock(c.var.db, ADMIN_TOKEN_ACTOR, id, items, claim, publishAfterResponse(c));
+          const upload = await addStock(c.var.db, ADMIN_TOKEN_ACTOR, id, items, catalogueChange(c, claim));
           await purgeStock(c, [id]);
           return added(upload);
         },

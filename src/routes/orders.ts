@@ -4,7 +4,7 @@ import { envelope, ok } from '../lib/envelope';
 import { centsToAmount } from '../lib/money';
 import type { OrderRow } from '../db/schema';
 import { idempotent } from '../middleware/idempotency';
-import { publishAfterResponse } from '../middleware/publish-events';
+import { catalogueChange, publishAfterResponse } from '../middleware/publish-events';
 import { mailFor } from '../middleware/send-emails';
 import { purgeSoldProducts } from '../middleware/stock-cache';
 import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse, needsScope } from './openapi';
@@ -75,7 +75,7 @@ export const ordersRouter = createRouter()
         c,
         body,
         async (claim) => {
-          const order = await purchase(c.var.db, c.var.caller, purchaseRequest(body), claim, publishAfterResponse(c), mailFor(c));
+          const order = await purchase(c.var.db, c.var.caller, purchaseRequest(body), { ...catalogueChange(c, claim), mail: mailFor(c) });
           await purgeSoldProducts(c, [body.product_id]);
           return placed(order);
         },

@@ -210,14 +210,25 @@ export const presentStockDetail = (s: StockRow & { description: string | null },
 /** A catalogue event's object: the product's public stock entry, and on a price change the price before it. */
 export const ProductEventObject = StockEntry.extend({ previous_price: money(5.99).optional() }).openapi('ProductEventObject');
 
-/** Catalogue fields are absent from events written before they existed; an event has no request origin, so its image
- * URL is the path on this service. */
+/** Catalogue fields are absent from events written before they existed. */
 const CATALOGUE_DEFAULTS = { category: null, image: null, allowedQuantities: null, volumePrices: null };
 
-export const presentProductEventObject = ({ previousPriceCents, ...entry }: Partial<StockRow> & { previousPriceCents?: number }) => ({
-  ...presentStock({ ...CATALOGUE_DEFAULTS, ...entry } as StockRow, ''),
-  ...(previousPriceCents === undefined ? {} : { previous_price: centsToAmount(previousPriceCents) }),
-});
+/**
+ * A catalogue event's snapshot carries its image's absolute URL (`imageUrl`, written with the origin of the change's
+ * request); events written before it did carry the image's name, shown as its path on this service.
+ */
+export const presentProductEventObject = ({
+  previousPriceCents,
+  imageUrl: absolute,
+  ...entry
+}: Partial<StockRow> & { previousPriceCents?: number; imageUrl?: string | null }) => {
+  const object = presentStock({ ...CATALOGUE_DEFAULTS, ...entry } as StockRow, '');
+  return {
+    ...object,
+    image_url: absolute === undefined ? object.image_url : absolute,
+    ...(previousPriceCents === undefined ? {} : { previous_price: centsToAmount(previousPriceCents) }),
+  };
+};
 
 export const Product = z
   .object({

@@ -1,12 +1,16 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { BASE62, randomBase62 } from '../lib/crypto';
 import type { EventType } from '../db/schema';
+import type { Publish } from './events';
+import type { IdempotencyClaim } from './idempotency';
 
 // Catalogue events (`product.restocked`, `product.price_changed`, `product.unavailable`) are shop-wide: every user
 // with an endpoint subscribed to the type BY NAME ("*" means the user's own account events only, so no existing
 // endpoint starts receiving them unasked) gets their own event, in their log and in the outbox, written by one
 // INSERT ... SELECT in the batch of the change. Their snapshot is the product's public stock entry (plus the
-// previous price for a price change), rendered by src/routes/events.ts.
+// previous price for a price change), rendered by src/routes/events.ts. The entry's image_url is absolute, as in
+// public stock: the origin of the request that made the change is written into the snapshot, since a delivery (a
+// queue consumer) has no request to take one from.
 
 export type CatalogueEventType = Extract<EventType, `product.${string}`>;
 
@@ -25,9 +29,23 @@ export interface CatalogueEvent {
   /** `evt_` and 16 random base62 characters: each subscriber's event id adds its user id (8 base62 digits). */
   idPrefix: string;
   now: string;
+  /** The service's origin as the change's request reached it: image URLs in the snapshot start with it. */
+  origin: string;
 }
 
-export const newCatalogueEvent = (type: CatalogueEventType, now: string): CatalogueEvent => ({ type, idPrefix: `evt_${randomBase62(16)}`, now });
+export const newCatalogueEvent = (type: CatalogueEventType, now: string, origin: string): CatalogueEvent => ({
+  type,
+  idPrefix: `evt_${randomBase62(16)}`,
+  now,
+  origin,
+});
+
+/** What a route gives a service whose change may write catalogue events. */
+export interface CatalogueChange {
+  origin: string;
+  claim?: IdempotencyClaim;
+  publish?: Publish;
+}
 
 /** The product as its public stock entry (field names of src/services/stock.ts's StockEntry), from columns of `p`. */
 export interface ProductColumns {
@@ -60,7 +78,7 @@ export function recordCatalogueEvent(
   previousPriceCents?: SQL,
 ): SQL {
   const snapshot = sql`json_object('productId', p.id, 'productName', ${columns.name}, 'sku', ${columns.sku}, 'stockCount', ${columns.stockCount},
-    'priceCents', ${columns.priceCents}, 'cancellable', ${columns.cancellable}, 'category', p.category, 'image', p.image,
+    'priceCents', ${columns.priceCents}, 'cancellable', ${columns.cancellable}, 'category', p.category, 'imageUrl', ${`${event.origin}/media/`} || p.image,
     'allowedQuantities', p.allowed_quantities, 'volumePrices', ${columns.volumePrices ?? sql`p.volume_prices`}${previousPriceCents ? sql`, 'previousPriceCents', ${previousPriceCents}` : sql``})`;
   return sql`
     INSERT INTO events (id, user_id, type, object_id, snapshot, created_at, enqueued_at)

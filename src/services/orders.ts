@@ -7,7 +7,7 @@ import { ApiError, notFound } from '../lib/errors';
 import { pageWindow, type Page } from '../lib/pagination';
 import { addMinutes, isoNow } from '../lib/time';
 import { readAs, writeAs, type Caller } from './caller';
-import { catalogueEventIds, newCatalogueEvent, recordCatalogueEvent } from './catalogue-events';
+import { catalogueEventIds, newCatalogueEvent, recordCatalogueEvent, type CatalogueChange } from './catalogue-events';
 import { changeRowsWithEvents, eventIdsOf, inOutbox, newEvent, recordEvent, type Publish } from './events';
 import { recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
@@ -50,9 +50,7 @@ export async function purchase(
   d1: Db,
   caller: Caller,
   request: PurchaseRequest,
-  claim?: IdempotencyClaim,
-  publish?: Publish,
-  mail?: Mail,
+  { origin, claim, publish, mail }: CatalogueChange & { mail?: Mail },
 ): Promise<OrderWithItems> {
   const { productId, quantity } = request;
   const expectedTotal = request.expectedTotalCents ?? null;
@@ -65,7 +63,7 @@ export async function purchase(
   const orderId = sql`(SELECT id FROM orders WHERE order_number = ${orderNumber})`;
   const priced = pricedPurchase({ userId: caller.userId, productId, quantity, coupon: request.coupon ?? null, now });
 
-  const soldOut = newCatalogueEvent('product.unavailable', now);
+  const soldOut = newCatalogueEvent('product.unavailable', now, origin);
   const spendReads = spendLimitState(caller, now);
   const [orderResult, itemsResult, stateResult, outboxResult, soldOutResult, ...tail] = await writeAs(d1, caller, {
     writes: [

@@ -10,8 +10,8 @@ import { isoNow } from '../lib/time';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
 import { auditEntry, jsonDetails, writeAsActor, type Actor } from './audit-log';
 import { volumePricesOf, volumePricesText, type VolumePrice } from './pricing';
-import { catalogueEventIds, newCatalogueEvent, recordCatalogueEvent, type CatalogueEvent } from './catalogue-events';
-import { eventIdsOf, type Publish } from './events';
+import { catalogueEventIds, newCatalogueEvent, recordCatalogueEvent, type CatalogueChange, type CatalogueEvent } from './catalogue-events';
+import { eventIdsOf } from './events';
 
 export interface ProductInput {
   name: string;
@@ -87,7 +87,7 @@ function productAudit(actor: Actor, action: 'product.created' | 'product.updated
  * entry as the update leaves it: a price change of a product that stays active, and a deactivation. With the reads
  * of their ids, for publishing.
  */
-function productChangeEvents(productId: number, input: Partial<ProductInput>, now: string): { writes: SQL[]; reads: SQL[] } {
+function productChangeEvents(productId: number, input: Partial<ProductInput>, now: string, origin: string): { writes: SQL[]; reads: SQL[] } {
   const after = (value: string | number | undefined, column: SQL) => (value === undefined ? column : sql`${value}`);
   const columns = {
     name: after(input.name, sql`p.name`),
@@ -103,12 +103,12 @@ function productChangeEvents(productId: number, input: Partial<ProductInput>, no
     // Volume prices are prices too: a change of either tells the subscribers.
     const priceDiffers = input.priceCents === undefined ? sql`0` : sql`p.price_cents <> ${input.priceCents}`;
     const tiersDiffer = tiersAfter === undefined ? sql`0` : sql`p.volume_prices IS NOT ${tiersAfter}`;
-    const priceChanged = newCatalogueEvent('product.price_changed', now);
+    const priceChanged = newCatalogueEvent('product.price_changed', now, origin);
     const priced = { ...columns, volumePrices: tiersAfter === undefined ? sql`p.volume_prices` : sql`${tiersAfter}` };
     changes.push([priceChanged, recordCatalogueEvent(priceChanged, productId, sql`(${priceDiffers} OR ${tiersDiffer}) AND ${activeAfter} = 1`, priced, sql`p.price_cents`)]);
   }
   if (input.active === false) {
-    const deactivated = newCatalogueEvent('product.unavailable', now);
+    const deactivated = newCatalogueEvent('product.unavailable', now, origin);
     changes.push([deactivated, recordCatalogueEvent(deactivated, productId, sql`p.active = 1`, columns)]);
   }
   return { writes: changes.map(([, write]) => write), reads: changes.map(([event]) => catalogueEventIds(event)) };
@@ -120,11 +120,10 @@ export async function updateProduct(
   actor: Actor,
   productId: number,
   input: Partial<ProductInput>,
-  claim?: IdempotencyClaim,
-  publish?: Publish,
+  { origin, claim, publish }: CatalogueChange,
 ): Promise<ProductRow> {
   const now = isoNow();
-  const catalogue = productChangeEvents(productId, input, now);
+  const catalogue = productChangeEvents(productId, input, now, origin);
   const updated = sql`id = ${productId} AND updated_at = ${now}`;
   try {
     const update = getDb(d1)
@@ -217,9 +216,9 @@ export function jsonChunks(items: string[]): string[] {
  * its record. A fault that hid the outcome is settled by the upload's row, whose counts are this upload's own,
  * whatever a retry would find.
  */
-export async function addStock(d1: Db, actor: Actor, productId: number, items: string[], claim?: IdempotencyClaim, publish?: Publish): Promise<StockUpload> {
+export async function addStock(d1: Db, actor: Actor, productId: number, items: string[], { origin, claim, publish }: CatalogueChange): Promise<StockUpload> {
   const now = isoNow();
-  const restocked = newCatalogueEvent('product.restocked', now);
+  const restocked = newCatalogueEvent('product.restocked', now, origin);
   const reference = `upl_${randomBase62(24)}`;
   const uploaded = sql`EXISTS (SELECT 1 FROM stock_uploads WHERE reference = ${reference})`;
   const outcome = sql`

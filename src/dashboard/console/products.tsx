@@ -1,6 +1,6 @@
 import { Hono, type Context } from 'hono';
 import type { ProductRow } from '../../db/schema';
-import { publishAfterResponse } from '../../middleware/publish-events';
+import { catalogueChange } from '../../middleware/publish-events';
 import type { AppEnv } from '../../env';
 import { fieldError } from '../../lib/errors';
 import { centsToAmount } from '../../lib/money';
@@ -247,7 +247,7 @@ export const consoleProducts = new Hono<AppEnv>()
     formHandler(
       async (c, fields) => {
         const id = idFromPath(c.req.param('id'), 'Product');
-        await updateProduct(c.var.db, operatorActor(c.var.caller), id, productFromForm(fields), undefined, publishAfterResponse(c));
+        await updateProduct(c.var.db, operatorActor(c.var.caller), id, productFromForm(fields), catalogueChange(c));
         await purgeStock(c, [id]);
         return c.redirect(withDone(productPath(id), 'product_saved'), 303);
       },
@@ -268,7 +268,7 @@ export const consoleProducts = new Hono<AppEnv>()
           fields,
           { items },
           async (claim) => {
-            const upload = await addStock(c.var.db, operatorActor(c.var.caller), id, items, claim, publishAfterResponse(c));
+            const upload = await addStock(c.var.db, operatorActor(c.var.caller), id, items, catalogueChange(c, claim));
             await purgeStock(c, [id]);
             return counted(upload);
           },
