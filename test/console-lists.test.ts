@@ -129,9 +129,11 @@ describe('CSV exports', () => {
     expect(orders.headers.get('Content-Type')).toBe('text/csv; charset=utf-8');
     expect(orders.headers.get('Content-Disposition')).toBe('attachment; filename="orders-from-2020-04-10-to-2020-04-10.csv"');
     const lines = orders.text.split('\r\n');
-    expect(lines[0]).toBe('order_number,created_at,status,user_id,user_name,user_email,product_id,product_name,quantity,unit_price,total_amount,final_sale');
+    expect(lines[0]).toBe(
+      'order_number,created_at,status,user_id,user_name,user_email,product_id,product_name,quantity,unit_price,total_amount,final_sale,list_unit_price,discount_amount,coupon',
+    );
     expect(lines).toContain(
-      `${order.order_number},2020-04-10T10:00:00.000Z,cancelled,${buyer.id},'=cmd|calc,${buyer.email},${product.id},"'${product.name.replaceAll('"', '""')}",1,4.99,4.99,false`,
+      `${order.order_number},2020-04-10T10:00:00.000Z,cancelled,${buyer.id},'=cmd|calc,${buyer.email},${product.id},"'${product.name.replaceAll('"', '""')}",1,4.99,4.99,false,4.99,0.00,`,
     );
     expect(orders.text).not.toContain(item);
 
@@ -140,6 +142,11 @@ describe('CSV exports', () => {
     expect(mine.map((l) => l.split(',').slice(5, 8).join(','))).toEqual(['adjustment,50.00,50.00', 'purchase,-4.99,45.01', 'refund,4.99,50.00']);
     expect(ledger.text).not.toContain(item);
 
+    const depositsPage = await visit('/dashboard/console/deposits?from=2020-04-10&to=2020-04-10', { cookie: operator.cookie });
+    expect(depositsPage.text).toContain('href="/dashboard/console/exports/deposits.csv?from=2020-04-10&amp;to=2020-04-10"');
+    expect(depositsPage.text).toContain('href="/dashboard/console/exports/transactions.csv?from=2020-04-10&amp;to=2020-04-10" download="">Export wallet transactions CSV</a>');
+    const ledgerCsv = await visit('/dashboard/console/exports/transactions.csv?from=2020-04-10&to=2020-04-10', { cookie: operator.cookie });
+    expect(ledgerCsv.text).toBe(ledger.text);
     const depositsCsv = await visit('/dashboard/console/exports/deposits.csv?from=2020-04-10', { cookie: operator.cookie });
     expect(depositsCsv.status).toBe(200);
     expect(depositsCsv.text).toMatch(new RegExp(`^${deposit.deposit_id},[^,]*,2020-04-10T10:00:00.000Z,pending,,${buyer.id},'=cmd\\|calc,${buyer.email},gateway_one,generic,12.50,`, 'm'));

@@ -109,5 +109,10 @@ describe('orders show their prices', () => {
     expect(consolePage.text).toContain('List price');
     expect(consolePage.text).toContain(`(coupon ${code})`);
     expect(consolePage.text).toContain('$1.25');
+    // ... and the orders export, in its last three columns.
+    const today = new Date().toISOString().slice(0, 10);
+    const csv = await visit(`/dashboard/console/exports/orders.csv?from=${today}&to=${today}`, { cookie: operator.cookie });
+    const line = csv.text.split('\r\n').find((l) => l.startsWith(`${bought.json.data.order_number},`));
+    expect(line?.split(',').slice(-5)).toEqual(['2.75', 'false', '4.00', '1.25', code]);
   });
 });

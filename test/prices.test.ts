@@ -159,6 +159,23 @@ describe('a priced purchase', () => {
     expect(await auditLedger(env.DB)).toEqual([]);
   });
 
+  it('a free order that comes up short of items rolls back whole: the discount identity is the backstop at total 0', async () => {
+    const product = await newProduct({ price: 1, stock: 1 });
+    const user = await newUser();
+    const code = await insertCoupon({ percent_off: 100 });
+    // stock_count says 2 while one item exists: the claim of 2 comes up short. With unit price and total both 0,
+    // only discount_amount = list price x quantity - total notices the quantity that changed.
+    await env.DB.prepare('UPDATE products SET stock_count = 2 WHERE id = ?').bind(product.id).run();
+    const res = await purchase(user, { product_id: product.id, quantity: 2, coupon: code });
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    const orders = await env.DB.prepare('SELECT count(*) AS n FROM orders WHERE user_id = ?').bind(user.id).first<{ n: number }>();
+    expect(orders!.n).toBe(0);
+    const items = await env.DB.prepare("SELECT count(*) AS n FROM stock_items WHERE product_id = ? AND status = 'available'").bind(product.id).first<{ n: number }>();
+    expect(items!.n).toBe(1);
+    const redemptions = await env.DB.prepare('SELECT count(*) AS n FROM coupon_redemptions WHERE user_id = ?').bind(user.id).first<{ n: number }>();
+    expect(redemptions!.n).toBe(0);
+  });
+
   it('a free order counts against the cancel cap like any other', async () => {
     const product = await newProduct({ price: 1, stock: 3 });
     const user = await newUser();

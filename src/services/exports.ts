@@ -32,13 +32,16 @@ const text = (value: unknown) => (value ?? null) as CsvValue;
 
 const SPECS: Record<ExportName, ExportSpec> = {
   orders: {
-    header: ['order_number', 'created_at', 'status', 'user_id', 'user_name', 'user_email', 'product_id', 'product_name', 'quantity', 'unit_price', 'total_amount', 'final_sale'],
+    // The price columns came later: appended, so a reader that goes by position keeps working.
+    header: ['order_number', 'created_at', 'status', 'user_id', 'user_name', 'user_email', 'product_id', 'product_name', 'quantity', 'unit_price',
+      'total_amount', 'final_sale', 'list_unit_price', 'discount_amount', 'coupon'],
     select: (range) => sql`SELECT order_number, created_at, status, user_id, ${buyerColumns(sql`orders.user_id`)}, product_id, product_name,
-                                  quantity, unit_price_cents, total_amount_cents, cancellable, id
+                                  quantity, unit_price_cents, total_amount_cents, cancellable, list_unit_price_cents, discount_amount_cents, coupon, id
                            FROM orders ${ordersWhere(range)}`,
     row: (r) => [
       text(r.order_number), text(r.created_at), text(r.status), text(r.user_id), text(r.userName), text(r.userEmail), text(r.product_id),
       text(r.product_name), text(r.quantity), cents(r.unit_price_cents), cents(r.total_amount_cents), r.cancellable === 0,
+      cents(r.list_unit_price_cents), cents(r.discount_amount_cents), text(r.coupon),
     ],
   },
   deposits: {

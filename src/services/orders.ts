@@ -221,7 +221,6 @@ export async function getOrder(d1: Db, caller: Caller, orderId: number): Promise
   return { order, stockItems: contentsOf(items) };
 }
 
-/** A purchase's first outcome, rendered again from its record: the order as it was, its items by reference. */
 /** An order's items as a text file, one per line (the API's export, and the dashboard's). */
 export const orderExportFile = ({ order, stockItems }: OrderWithItems) => ({
   text: stockItems.map((item) => `${item}\n`).join(''),
@@ -231,6 +230,7 @@ export const orderExportFile = ({ order, stockItems }: OrderWithItems) => ({
   },
 });
 
+/** A purchase's first outcome, rendered again from its record: the order as it was, its items by reference. */
 export const purchaseReplay = {
   related: (orderId: SQL) => [itemsOf(orderId)],
   load: (snapshot: unknown, [items]: D1Result[]): OrderWithItems => ({ order: snapshot as OrderRow, stockItems: contentsOf(items) }),

@@ -131,6 +131,8 @@ async function depositsPage(c: Context<AppEnv>, refusal?: Refusal) {
           </nav>
           <DateFilter action={DEPOSITS} range={range} keep={{ status, gateway }}>
             <ExportLink name="deposits" range={range} />
+            {/* The ledger has no console list of its own: its file sits with the money coming in. */}
+            <ExportLink name="transactions" range={range} label="Export wallet transactions CSV" />
           </DateFilter>
           <DataTable
             caption="Deposits with their gateway events"

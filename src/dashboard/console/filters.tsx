@@ -36,8 +36,8 @@ export const exportHref = (name: ExportName, range: DateRange) => {
   return `${EXPORTS_PATH}/${name}.csv${params ? `?${params}` : ''}`;
 };
 
-export const ExportLink = ({ name, range }: { name: ExportName; range: DateRange }) => (
+export const ExportLink = ({ name, range, label = 'Export CSV' }: { name: ExportName; range: DateRange; label?: string }) => (
   <a href={exportHref(name, range)} download>
-    Export CSV
+    {label}
   </a>
 );
