@@ -40,6 +40,7 @@ const STATE_RULES: Array<{ code?: string; field?: string; message?: RegExp }> = 
   // a coupon has exactly one kind (percent_off or amount_off; the descriptions say so).
   { field: 'percent_off', message: /one of percent_off and amount_off/ },
   { field: 'volume_prices', message: /than the one before|below the product's price/ },
+  { field: 'price', message: /above every volume price/ },
   { field: 'expires_at', message: /must be after starts_at/ },
   // A coupon code already taken (whatever its case).
   { field: 'code', message: /already been taken/ },

@@ -131,6 +131,36 @@ describe('volume prices on products', () => {
     expect(created.json.data.volume_prices).toEqual([{ min_quantity: 2, price: 2.99 }]);
   });
 
+  it('a PATCH of the tiers alone or the price alone is checked against the stored other, changing nothing when refused', async () => {
+    const subscriber = await newUser();
+    const hook = await call('/webhook-endpoints', { key: subscriber.key, body: { url: 'https://hooks.example.com/prices', events: ['product.price_changed'] } });
+    expect(hook.status, hook.text).toBe(201);
+    const product = await newProduct({ price: 10, stock: 1 });
+    const patch = (body: Record<string, unknown>) => call(`/admin/products/${product.id}`, { admin: true, method: 'PATCH', body });
+
+    const tiersAtPrice = await patch({ volume_prices: [{ min_quantity: 2, price: 10 }] });
+    expectError(tiersAtPrice, 422, 'VALIDATION_FAILED');
+    expect(tiersAtPrice.json.errors).toEqual({ volume_prices: ["each volume price must be below the product's price"] });
+    expect((await patch({ volume_prices: [{ min_quantity: 2, price: 9 }, { min_quantity: 5, price: 8 }] })).status).toBe(200);
+
+    const priceAtTier = await patch({ price: 9 });
+    expectError(priceAtTier, 422, 'VALIDATION_FAILED');
+    expect(priceAtTier.json.errors).toEqual({ price: ['price must be above every volume price of the product'] });
+    const stock = (await call(`/stock/${product.id}`)).json.data;
+    expect(stock).toMatchObject({ price: 10, volume_prices: [{ min_quantity: 2, price: 9 }, { min_quantity: 5, price: 8 }] });
+    // The refused changes wrote no event and no audit entry.
+    const events = (await call('/events?type=product.price_changed&per_page=100', { key: subscriber.key })).json.data.filter(
+      (e: { data: { object: { product_id: number } } }) => e.data.object.product_id === product.id,
+    );
+    expect(events).toHaveLength(1);
+    expect(await lastAudit()).toMatchObject({ action: 'product.updated', details: { volume_prices: [{ min_quantity: 2, price: 9 }, { min_quantity: 5, price: 8 }] } });
+
+    expect((await patch({ price: 9.01 })).status).toBe(200);
+    expect((await patch({ volume_prices: null })).status).toBe(200);
+    expect((await patch({ price: 1 })).status).toBe(200);
+    expectError(await call('/admin/products/999999999', { admin: true, method: 'PATCH', body: { price: 3 } }), 404, 'NOT_FOUND');
+  });
+
   it('refuses tiers that do not rise in quantity and fall in price, start below 2, exceed 10, or reach the price', async () => {
     const product = await newProduct({ price: 10 });
     const bad = [

@@ -78,8 +78,8 @@ export const productInput = (body: Partial<z.output<typeof ProductBody>>) => ({
 });
 
 /**
- * Volume prices as the service stores them (`[]` is none). Each must be below the product's price when the body
- * sends both; the purchase never charges a tier above the product's price anyway (src/services/pricing.ts).
+ * Volume prices as the service stores them (`[]` is none). Each must be below the product's price: checked here when
+ * the body sends both, against the stored other in the update's batch when it sends one (src/services/products.ts).
  */
 function volumePricesInput(tiers: z.output<typeof volumePrices> | undefined, priceCents: number | undefined): VolumePrice[] | null | undefined {
   if (tiers === undefined || tiers === null || tiers.length === 0) return tiers === undefined ? undefined : null;

@@ -1,4 +1,4 @@
-import { eq, sql, type SQL } from 'drizzle-orm';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
 import { columnsOf, rowJson, rowsOf } from '../db/batch';
 import { getDb, type Db } from '../db/client';
 import { isUniqueViolation } from '../db/errors';
@@ -83,6 +83,23 @@ function productAudit(actor: Actor, action: 'product.created' | 'product.updated
 }
 
 /**
+ * After an update that changes the price or the volume prices, every tier is still below the price (they fall, so the
+ * first is the highest). A body with both is checked on arrival (src/schemas/operator.ts); one with either alone is
+ * checked against the stored other here, in the update's own batch. `column` names the product's columns.
+ */
+function tiersBelowPrice(input: Partial<ProductInput>, column: (name: 'price_cents' | 'volume_prices') => SQL): SQL {
+  if (input.priceCents === undefined && input.volumePrices === undefined) return sql`1`;
+  const price = input.priceCents === undefined ? column('price_cents') : sql`${input.priceCents}`;
+  const tiers = input.volumePrices === undefined ? column('volume_prices') : sql`${volumePricesText(input.volumePrices)}`;
+  return sql`(${tiers} IS NULL OR json_extract(${tiers}, '$[0].price_cents') < ${price})`;
+}
+
+const tiersNotBelowPrice = (input: Partial<ProductInput>) =>
+  input.volumePrices === undefined
+    ? fieldError('price', 'price must be above every volume price of the product')
+    : fieldError('volume_prices', "each volume price must be below the product's price");
+
+/**
  * The catalogue events of a product update, written before it (so they compare with the row as it was) with the
  * entry as the update leaves it: a price change of a product that stays active, and a deactivation. With the reads
  * of their ids, for publishing.
@@ -97,6 +114,8 @@ function productChangeEvents(productId: number, input: Partial<ProductInput>, no
     cancellable: after(input.cancellable === undefined ? undefined : input.cancellable ? 1 : 0, sql`p.cancellable`),
   };
   const activeAfter = after(input.active === undefined ? undefined : input.active ? 1 : 0, sql`p.active`);
+  // An update its guard refuses reports nothing.
+  const applies = tiersBelowPrice(input, (name) => sql.raw(`p.${name}`));
   const changes: Array<[CatalogueEvent, SQL]> = [];
   const tiersAfter = input.volumePrices === undefined ? undefined : volumePricesText(input.volumePrices);
   if (input.priceCents !== undefined || tiersAfter !== undefined) {
@@ -105,11 +124,11 @@ function productChangeEvents(productId: number, input: Partial<ProductInput>, no
     const tiersDiffer = tiersAfter === undefined ? sql`0` : sql`p.volume_prices IS NOT ${tiersAfter}`;
     const priceChanged = newCatalogueEvent('product.price_changed', now, origin);
     const priced = { ...columns, volumePrices: tiersAfter === undefined ? sql`p.volume_prices` : sql`${tiersAfter}` };
-    changes.push([priceChanged, recordCatalogueEvent(priceChanged, productId, sql`(${priceDiffers} OR ${tiersDiffer}) AND ${activeAfter} = 1`, priced, sql`p.price_cents`)]);
+    changes.push([priceChanged, recordCatalogueEvent(priceChanged, productId, sql`(${priceDiffers} OR ${tiersDiffer}) AND ${activeAfter} = 1 AND ${applies}`, priced, sql`p.price_cents`)]);
   }
   if (input.active === false) {
     const deactivated = newCatalogueEvent('product.unavailable', now, origin);
-    changes.push([deactivated, recordCatalogueEvent(deactivated, productId, sql`p.active = 1`, columns)]);
+    changes.push([deactivated, recordCatalogueEvent(deactivated, productId, sql`p.active = 1 AND ${applies}`, columns)]);
   }
   return { writes: changes.map(([, write]) => write), reads: changes.map(([event]) => catalogueEventIds(event)) };
 }
@@ -140,7 +159,7 @@ export async function updateProduct(
         description: input.description,
         updatedAt: now,
       })
-      .where(eq(products.id, productId))
+      .where(and(eq(products.id, productId), tiersBelowPrice(input, (name) => sql.raw(name))))
       .getSQL();
     const { reads } = await writeAsActor(d1, actor, {
       writes: [
@@ -149,12 +168,12 @@ export async function updateProduct(
         ...(claim ? recordClaim(OPERATOR, claim, productWhere(updated)) : []),
         productAudit(actor, 'product.updated', input, updated, now),
       ],
-      reads: [sql`SELECT ${columnsOf(products)} FROM products WHERE ${updated}`, ...catalogue.reads],
+      reads: [sql`SELECT ${columnsOf(products)} FROM products WHERE ${updated}`, sql`SELECT 1 FROM products WHERE id = ${productId}`, ...catalogue.reads],
       committed: ([product]) => rowsOf(product).length > 0,
     });
     const [product] = rowsOf<ProductRow>(reads[0]);
-    if (!product) throw notFound('Product');
-    publish?.(reads.slice(1).flatMap(eventIdsOf));
+    if (!product) throw rowsOf(reads[1]).length > 0 ? tiersNotBelowPrice(input) : notFound('Product');
+    publish?.(reads.slice(2).flatMap(eventIdsOf));
     return product;
   } catch (err) {
     if (isUniqueViolation(err, 'products.sku')) throw skuTaken();
