@@ -42,6 +42,7 @@ const STATE_RULES: Array<{ code?: string; field?: string; message?: RegExp }> = 
   { field: 'volume_prices', message: /than the one before|below the product's price/ },
   { field: 'price', message: /above every volume price/ },
   { field: 'expires_at', message: /must be after starts_at/ },
+  { field: 'starts_at', message: /must be before expires_at/ },
   // A coupon code already taken (whatever its case).
   { field: 'code', message: /already been taken/ },
   // A refresh of a deposit that was made with the generic gateway: nobody to ask.

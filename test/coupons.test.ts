@@ -44,6 +44,29 @@ describe('admin coupons', () => {
     expectError(await call('/admin/coupons/999999999', { admin: true, method: 'PATCH', body: { active: true } }), 404, 'NOT_FOUND');
   });
 
+  it('a PATCH cannot change the code (422 errors.code), nor put starts_at after the stored expires_at or back', async () => {
+    const code = unique('fix').replace(/[^A-Za-z0-9-]/g, '').slice(-30).toUpperCase();
+    const created = await call('/admin/coupons', { admin: true, body: { code, percent_off: 10, starts_at: '2030-01-01T00:00:00Z', expires_at: '2030-02-01T00:00:00Z' } });
+    expect(created.status, created.text).toBe(201);
+    const { id } = created.json.data;
+    const patch = (body: Record<string, unknown>) => call(`/admin/coupons/${id}`, { admin: true, method: 'PATCH', body });
+
+    const renamed = await patch({ code: 'OTHER-CODE', active: false });
+    expectError(renamed, 422, 'VALIDATION_FAILED');
+    expect(Object.keys(renamed.json.errors)).toEqual(['code']);
+    const late = await patch({ starts_at: '2030-03-01T00:00:00Z' });
+    expectError(late, 422, 'VALIDATION_FAILED');
+    expect(late.json.errors).toEqual({ starts_at: ['starts_at must be before expires_at'] });
+    const early = await patch({ expires_at: '2029-12-31T00:00:00Z' });
+    expectError(early, 422, 'VALIDATION_FAILED');
+    expect(early.json.errors).toEqual({ expires_at: ['expires_at must be after starts_at'] });
+    expect((await call(`/admin/coupons/${id}`, { admin: true })).json.data).toEqual(created.json.data);
+
+    expect((await patch({ starts_at: '2030-01-15T00:00:00Z' })).status).toBe(200);
+    expect((await patch({ expires_at: null })).status).toBe(200);
+    expect((await patch({ starts_at: '2031-01-01T00:00:00Z' })).status).toBe(200);
+  });
+
   it('a code is unique whatever its case (422 errors.code)', async () => {
     const code = newCode();
     expect((await call('/admin/coupons', { admin: true, body: { code, amount_off: 1 } })).status).toBe(201);

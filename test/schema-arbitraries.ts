@@ -111,9 +111,15 @@ function arrayValue(schema: Schema, item: fc.Arbitrary<unknown>): fc.Arbitrary<u
     : fc.array(item, { minLength, maxLength });
 }
 
+/** A property no value may have (`not: {}`: a field the operation refuses whatever it holds) is left out. */
+const admitsNothing = (schema: Schema, resolve: Resolve) => {
+  const not = resolve(schema).not;
+  return not !== undefined && Object.keys(resolve(not)).length === 0;
+};
+
 function objectValue(schema: Schema, resolve: Resolve, accepts: Accepts): fc.Arbitrary<Record<string, unknown>> {
-  const properties = (schema.properties ?? {}) as Record<string, Schema>;
-  const model = Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, validValue(property, resolve, accepts)]));
+  const properties = Object.entries((schema.properties ?? {}) as Record<string, Schema>).filter(([, property]) => !admitsNothing(property, resolve));
+  const model = Object.fromEntries(properties.map(([name, property]) => [name, validValue(property, resolve, accepts)]));
   return fc.record(model, { requiredKeys: (schema.required ?? []) as string[] });
 }
 
@@ -123,6 +129,8 @@ export function validValue(schemaIn: Schema, resolve: Resolve, accepts: Accepts)
   let value: fc.Arbitrary<unknown>;
   if ('const' in schema) value = fc.constant(schema.const);
   else if (schema.enum) value = fc.constantFrom(...(schema.enum as unknown[]));
+  // An object whose properties are listed beside a oneOf (exactly one of two fields): its objects, kept when they pass.
+  else if ((schema.anyOf || schema.oneOf) && schema.properties) value = objectValue(schema, resolve, accepts).filter((v) => accepts(schema, v));
   else if (schema.anyOf || schema.oneOf) value = fc.oneof(...((schema.anyOf ?? schema.oneOf) as Schema[]).map((s) => validValue(s, resolve, accepts)));
   else if (schema.allOf) {
     const parts = (schema.allOf as Schema[]).map(resolve);

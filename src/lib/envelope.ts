@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { ERROR_STATUS, type ErrorCode } from './errors';
 
 /** Success envelope of the contract: `{ success: true, message?, data }`. */
 export function ok<T>(data: T, message?: string) {
@@ -14,12 +15,12 @@ export const ErrorBody = z
   .object({
     success: z.literal(false),
     error: z.string().openapi({ example: 'Insufficient wallet balance.' }),
-    code: z.string().openapi({ example: 'INSUFFICIENT_BALANCE' }),
+    code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]).openapi({ example: 'INSUFFICIENT_BALANCE', description: 'the machine code: the same code always comes with the same HTTP status' }),
     errors: z.record(z.string(), z.unknown()).optional(),
   })
   .openapi('Error');
 
-export function errorBody(code: string, error: string, errors?: Record<string, unknown>) {
+export function errorBody(code: ErrorCode, error: string, errors?: Record<string, unknown>) {
   return errors === undefined ? { success: false as const, error, code } : { success: false as const, error, code, errors };
 }
 

@@ -57,16 +57,29 @@ export const CreateCouponBody = z
     message: 'exactly one of percent_off and amount_off is required',
   })
   .refine(inOrder, windowRule)
-  .openapi({ description: 'exactly one of `percent_off` and `amount_off` (422 on `percent_off` otherwise); `expires_at` after `starts_at`' });
+  .openapi({
+    description: 'exactly one of `percent_off` and `amount_off` (422 on `percent_off` otherwise); `expires_at` after `starts_at`',
+    oneOf: [
+      { properties: { percent_off: {} }, required: ['percent_off'] },
+      { properties: { amount_off: {} }, required: ['amount_off'] },
+    ],
+  });
 
 export const UpdateCouponBody = z
-  .object(couponFields)
+  .object({
+    // Refused rather than dropped: a client that sends it must not read the 200 as "renamed".
+    code: z.unknown()
+      .refine((value) => value === undefined, 'code cannot be changed: create a new coupon (and retire this one with active: false)')
+      .optional()
+      .openapi({ not: {}, description: 'cannot be changed: any value is refused (422)' }),
+    ...couponFields,
+  })
   .refine((body) => !bothKinds(body), { path: ['percent_off'], message: 'send at most one of percent_off and amount_off' })
   .refine(inOrder, windowRule)
-  .openapi({ description: 'any field but `code`; at most one of `percent_off` and `amount_off` (sending one switches the coupon to that kind)' });
+  .openapi({ description: 'any field but `code` (a `code` is refused, 422); `starts_at` before `expires_at`, a field sent alone compared with the stored other; at most one of `percent_off` and `amount_off` (sending one switches the coupon to that kind)' });
 
 /** A coupon body as the service's input (cents, camelCase). */
-export const couponInput = (body: z.output<typeof UpdateCouponBody>): CouponInput => ({
+export const couponInput = (body: Omit<z.output<typeof UpdateCouponBody>, 'code'>): CouponInput => ({
   percentOff: body.percent_off,
   amountOffCents: body.amount_off,
   minTotalCents: body.min_total,

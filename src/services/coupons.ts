@@ -1,4 +1,4 @@
-import { eq, sql, type SQL } from 'drizzle-orm';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
 import { columnsOf, rowJson, rowsOf } from '../db/batch';
 import { getDb, type Db } from '../db/client';
 import { isUniqueViolation } from '../db/errors';
@@ -73,14 +73,15 @@ function couponAudit(actor: Actor, action: 'coupon.created' | 'coupon.updated', 
   return auditEntry(actor, { action, target: sql`'coupon:' || id`, details: jsonDetails(details), from: sql`FROM coupons WHERE ${written}` }, now);
 }
 
-async function writeCoupon(d1: Db, actor: Actor, write: SQL, written: SQL, audit: SQL, claim?: IdempotencyClaim): Promise<Coupon | undefined> {
+/** The write's batch; `also` are reads after it (in the same transaction), answered beside the coupon. */
+async function writeCoupon(d1: Db, actor: Actor, write: SQL, written: SQL, audit: SQL, claim?: IdempotencyClaim, also: SQL[] = []) {
   try {
     const { reads } = await writeAsActor(d1, actor, {
       writes: [write, ...(claim ? recordClaim(OPERATOR, claim, snapshotWhere(written)) : []), audit],
-      reads: [couponWhere(written)],
+      reads: [couponWhere(written), ...also],
       committed: ([coupon]) => rowsOf(coupon).length > 0,
     });
-    return rowsOf<Coupon>(reads[0])[0];
+    return { coupon: rowsOf<Coupon>(reads[0])[0] as Coupon | undefined, also: reads.slice(1) };
   } catch (err) {
     if (isUniqueViolation(err, 'coupons.code')) throw codeTaken();
     throw err;
@@ -95,16 +96,30 @@ export async function createCoupon(d1: Db, actor: Actor, input: CouponInput & { 
     .insert(coupons)
     .values({ ...couponValues(input, now), code: input.code, maxPerUser: input.maxPerUser === undefined ? 1 : input.maxPerUser, createdAt: now })
     .getSQL();
-  return (await writeCoupon(d1, actor, insert, written, couponAudit(actor, 'coupon.created', input, written, now), claim))!;
+  return (await writeCoupon(d1, actor, insert, written, couponAudit(actor, 'coupon.created', input, written, now), claim)).coupon!;
 }
+
+/**
+ * After the update, `starts_at` is still before `expires_at`. A body with both is checked on arrival
+ * (src/schemas/coupons.ts); one with either alone is checked against the stored other here, in the update's batch.
+ */
+function windowInOrder({ startsAt, expiresAt }: CouponInput): SQL {
+  const starts = startsAt === undefined ? sql`starts_at` : sql`${startsAt}`;
+  const expires = expiresAt === undefined ? sql`expires_at` : sql`${expiresAt}`;
+  return sql`(${starts} IS NULL OR ${expires} IS NULL OR ${starts} < ${expires})`;
+}
+
+const windowOutOfOrder = (input: CouponInput) =>
+  input.startsAt === undefined ? fieldError('expires_at', 'expires_at must be after starts_at') : fieldError('starts_at', 'starts_at must be before expires_at');
 
 /** One batch: the update (any field but the code), its record and audit entry; its `updated_at` says it applied. */
 export async function updateCoupon(d1: Db, actor: Actor, couponId: number, input: CouponInput, claim?: IdempotencyClaim): Promise<Coupon> {
   const now = isoNow();
   const written = sql`id = ${couponId} AND updated_at = ${now}`;
-  const update = getDb(d1).update(coupons).set(couponValues(input, now)).where(eq(coupons.id, couponId)).getSQL();
-  const coupon = await writeCoupon(d1, actor, update, written, couponAudit(actor, 'coupon.updated', input, written, now), claim);
-  if (!coupon) throw notFound('Coupon');
+  const update = getDb(d1).update(coupons).set(couponValues(input, now)).where(and(eq(coupons.id, couponId), windowInOrder(input))).getSQL();
+  const audit = couponAudit(actor, 'coupon.updated', input, written, now);
+  const { coupon, also } = await writeCoupon(d1, actor, update, written, audit, claim, [sql`SELECT 1 FROM coupons WHERE id = ${couponId}`]);
+  if (!coupon) throw rowsOf(also[0]).length > 0 ? windowOutOfOrder(input) : notFound('Coupon');
   return coupon;
 }
 
