@@ -272,6 +272,47 @@ describe('the dashboard\'s shop', () => {
     expect(bad.status).toBe(422);
   });
 
+  it('the review is the quote: list price, unit price after volume and discount, all taken off, total (as GET /orders/quote)', async () => {
+    const user = await signedInUser({ balance: 50 });
+    const product = await newProduct({ price: 10, stock: 5 });
+    const code = `REVIEW-${product.id}`;
+    expect((await call(`/admin/products/${product.id}`, { admin: true, method: 'PATCH', body: { volume_prices: [{ min_quantity: 5, price: 8 }] } })).status).toBe(200);
+    expect((await call(`/admin/users/${user.id}`, { admin: true, method: 'PATCH', body: { discount_percent: 10 } })).status).toBe(200);
+    expect((await call('/admin/coupons', { admin: true, body: { code, percent_off: 10 } })).status).toBe(201);
+    const review = await visit(`/dashboard/shop/${product.id}/review`, { cookie: user.cookie, form: { quantity: '5', coupon: code, idempotency_key: crypto.randomUUID() } });
+    expect(review.status, review.text).toBe(200);
+    // 5 × $8.00 (volume) → $7.20 (10 % discount) → $36.00 − $3.60 (10 % coupon) = $32.40; $50.00 − $32.40 = $17.60 off.
+    const row = (label: string, value: string) => new RegExp(`<dt>${label}</dt><dd><span class="money">\\$${value.replace('.', '\\.')}</span></dd>`);
+    for (const [label, value] of [['List price', '10.00'], ['Unit price', '7.20'], ['Discount', '17.60'], ['Total', '32.40']]) expect(review.text).toMatch(row(label, value));
+    expect(review.text).toContain('name="expected_total" value="32.40"');
+    const quote = await call(`/orders/quote?product_id=${product.id}&quantity=5&coupon=${code}`, { key: user.key });
+    expect(quote.status, quote.text).toBe(200);
+    expect(quote.json.data).toMatchObject({ quantity: 5, list_unit_price: 10, unit_price: 7.2, discount_amount: 17.6, total_amount: 32.4, coupon: code });
+  });
+
+  it('the product page lists its volume prices; a product without any shows none', async () => {
+    const user = await signedInUser();
+    const product = await newProduct({ price: 10, stock: 3 });
+    const tiers = [{ min_quantity: 5, price: 8 }, { min_quantity: 1000, price: 7.5 }];
+    expect((await call(`/admin/products/${product.id}`, { admin: true, method: 'PATCH', body: { volume_prices: tiers } })).status).toBe(200);
+    const page = (await visit(`/dashboard/shop/${product.id}`, { cookie: user.cookie })).text;
+    expect(page).toContain('>Volume prices</h2>');
+    expect(page).toContain('<li>5 or more: <span class="money">$8.00</span> each</li>');
+    expect(page).toContain('<li>1,000 or more: <span class="money">$7.50</span> each</li>');
+    const plain = await newProduct({ price: 10, stock: 3 });
+    expect((await visit(`/dashboard/shop/${plain.id}`, { cookie: user.cookie })).text).not.toContain('Volume prices');
+  });
+
+  it('a card\'s quantity form, like the product page\'s, has the optional Coupon and posts to the review', async () => {
+    const user = await signedInUser();
+    const product = await newProduct({ price: 1, stock: 3, name: `Card ${crypto.randomUUID()}` });
+    const list = (await visit(`/dashboard/shop?q=${encodeURIComponent(product.name)}`, { cookie: user.cookie })).text;
+    const form = new RegExp(`<form method="post" action="/dashboard/shop/${product.id}/review">((?:(?!</form>)[\\s\\S])*)</form>`).exec(list);
+    expect(form, list).not.toBeNull();
+    expect(form![1]).toContain(`<label for="product-${product.id}-coupon">Coupon</label>`);
+    expect(form![1]).toMatch(/<input id="product-\d+-coupon" name="coupon" type="text"/);
+  });
+
   it('a free order (a 100 % coupon) is reviewed at $0.00 and bought with an empty wallet', async () => {
     const user = await signedInUser();
     const product = await newProduct({ price: 2.5, stock: 5 });

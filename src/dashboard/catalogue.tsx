@@ -1,4 +1,5 @@
 import type { Child } from 'hono/jsx';
+import { volumeTiersOf } from '../services/pricing';
 import type { StockEntry } from '../services/stock';
 import { Money, Select } from './components';
 
@@ -30,6 +31,26 @@ export function ProductFacts({ entry }: { entry: StockEntry }) {
       {packs && <p>{`Sold in packs of ${packs.join(', ')}`}</p>}
       {entry.cancellable === 0 && <p class="badge final-sale">Final sale</p>}
     </>
+  );
+}
+
+/** The product's volume prices ("5 or more: $8.00 each"), lowest quantity first; nothing when it has none. */
+export function VolumePrices({ entry }: { entry: StockEntry }) {
+  const tiers = volumeTiersOf(entry.volumePrices);
+  if (!tiers?.length) return null;
+  const headingId = `product-${entry.productId}-volume-prices`;
+  return (
+    <section class="volume-prices" aria-labelledby={headingId}>
+      <h2 id={headingId}>Volume prices</h2>
+      <ul>
+        {tiers.map((tier) => (
+          <li>
+            {`${tier.minQuantity.toLocaleString('en-US')} or more: `}
+            <Money cents={tier.priceCents} /> each
+          </li>
+        ))}
+      </ul>
+    </section>
   );
 }
 

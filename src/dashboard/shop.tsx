@@ -15,21 +15,22 @@ import { queryAs } from '../services/caller';
 import { productDetailQuery, shopQuery, SHOP_PAGE_SIZE, type ProductDetail } from '../services/catalogue';
 import { reviewQuery } from '../services/review-quote';
 import type { StockEntry } from '../services/stock';
-import { CatalogueFilter, packSizesOf, ProductCard, ProductFacts, ProductImage } from './catalogue';
+import { CatalogueFilter, packSizesOf, ProductCard, ProductFacts, ProductImage, VolumePrices } from './catalogue';
 import { Alert, Field, IdempotencyKey, Money, Pager, Select } from './components';
 import { formHandler, idFromPath, parseForm, redirectOnce, type FormFields, type FormProblem, sameOriginForm } from './forms';
 import { page } from './layout';
 import { orderPath } from './orders';
 
 // The shop: the active products as cards (filter by category, search by name), a page per product, and buying in
-// two steps: the quantity form posts to the review (quantity, unit price, discount, total), whose "Confirm purchase"
-// is POST /orders: the same purchase batch, rules and error codes, with the reviewed total as `expected_total`.
+// two steps: the quantity form posts to the review (the quote: quantity, list and unit price, discount, total), whose
+// "Confirm purchase" is POST /orders: the same purchase batch, rules and error codes, with the reviewed total as
+// `expected_total`.
 
 const SHOP = '/dashboard/shop';
 const productPath = (id: number) => `${SHOP}/${id}`;
 
-/** The quantity form of a product (its card or its page): it asks for the review, never buys. */
-function QuantityForm({ entry, values, problem, coupon = false }: { entry: StockEntry; values?: FormFields; problem?: FormProblem; coupon?: boolean }) {
+/** The quantity form of a product (its card or its page), with an optional "Coupon": it asks for the review, never buys. */
+function QuantityForm({ entry, values, problem }: { entry: StockEntry; values?: FormFields; problem?: FormProblem }) {
   const packs = packSizesOf(entry);
   const idPrefix = `product-${entry.productId}`;
   const quantity = values?.quantity;
@@ -43,7 +44,7 @@ function QuantityForm({ entry, values, problem, coupon = false }: { entry: Stock
         ) : (
           <Field name="quantity" label="Quantity" type="number" value={quantity ?? '1'} problem={problem} idPrefix={idPrefix} min="1" step="1" inputmode="numeric" required />
         )}
-        {coupon && <Field name="coupon" label="Coupon" value={values?.coupon} problem={problem} idPrefix={idPrefix} maxlength={32} autocomplete="off" />}
+        <Field name="coupon" label="Coupon" value={values?.coupon} problem={problem} idPrefix={idPrefix} maxlength={32} autocomplete="off" />
         <button type="submit" disabled={entry.stockCount === 0}>
           Buy
         </button>
@@ -110,10 +111,11 @@ function ProductSheet({ product, values, problem }: { product: ProductDetail } &
       <ProductImage entry={product} size="large" />
       <div>
         <ProductFacts entry={product} />
+        <VolumePrices entry={product} />
         {product.cancellable === 0 && <p>Final sale: this order cannot be cancelled.</p>}
         {product.description !== null && <p class="description">{product.description}</p>}
         <Alert problem={problem} />
-        <QuantityForm entry={product} values={values} problem={problem} coupon />
+        <QuantityForm entry={product} values={values} problem={problem} />
         <p>
           <a href={SHOP}>Back to the shop</a>
         </p>
@@ -129,11 +131,14 @@ const couponOf = (fields: FormFields) => (fields.coupon ?? '').trim() || undefin
 async function reviewPage(c: Context<AppEnv>, productId: number, fields: FormFields, notice?: string) {
   const body = parseForm(PurchaseBody, { product_id: productId, quantity: fields.quantity, coupon: couponOf(fields) }, ['quantity']);
   const [review] = await queryAs(c.var.db, c.var.caller, [reviewQuery(c.var.caller, productId, body.quantity, body.coupon ?? null)]);
+  const { quote } = review;
+  // The quote of "Prices": list price × quantity − discount = total; the unit price is after volume and discount.
   const rows: [string, Child][] = [
-    ['Quantity', String(review.quantity)],
-    ['Unit price', <Money cents={review.listUnitPriceCents} />],
-    ['Discount', <Money cents={review.discountCents} />],
-    ['Total', <Money cents={review.totalCents} />],
+    ['Quantity', String(quote.quantity)],
+    ['List price', <Money cents={quote.listUnitPriceCents} />],
+    ['Unit price', <Money cents={quote.unitPriceCents} />],
+    ['Discount', <Money cents={quote.discountAmountCents} />],
+    ['Total', <Money cents={quote.totalAmountCents} />],
   ];
   return page(
     c,
@@ -156,13 +161,13 @@ async function reviewPage(c: Context<AppEnv>, productId: number, fields: FormFie
               </div>
             ))}
           </dl>
-          {review.coupon !== null && <p>{`Coupon ${review.coupon} applied.`}</p>}
+          {quote.coupon !== null && <p>{`Coupon ${quote.coupon} applied.`}</p>}
           {review.product.cancellable === 0 && <p>Final sale: this order cannot be cancelled.</p>}
           <form method="post" action={SHOP}>
             <input type="hidden" name="product_id" value={String(productId)} />
-            <input type="hidden" name="quantity" value={String(review.quantity)} />
-            {review.coupon !== null && <input type="hidden" name="coupon" value={review.coupon} />}
-            <input type="hidden" name="expected_total" value={centsToDecimal(review.totalCents)} />
+            <input type="hidden" name="quantity" value={String(quote.quantity)} />
+            {quote.coupon !== null && <input type="hidden" name="coupon" value={quote.coupon} />}
+            <input type="hidden" name="expected_total" value={centsToDecimal(quote.totalAmountCents)} />
             {/* The quantity form's key: a re-sent confirmation (or a second review of the same form) buys once. */}
             {fields.idempotency_key !== undefined && <input type="hidden" name="idempotency_key" value={fields.idempotency_key} />}
             <button type="submit">Confirm purchase</button>

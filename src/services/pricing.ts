@@ -24,11 +24,13 @@ export interface VolumePrice {
 export const volumePricesText = (tiers: VolumePrice[] | null) =>
   tiers === null ? null : JSON.stringify(tiers.map((t) => ({ min_quantity: t.minQuantity, price_cents: t.priceCents })));
 
+/** The column's tiers in cents, lowest `min_quantity` first, or null. */
+export const volumeTiersOf = (text: string | null): VolumePrice[] | null =>
+  text === null ? null : (JSON.parse(text) as { min_quantity: number; price_cents: number }[]).map((t) => ({ minQuantity: t.min_quantity, priceCents: t.price_cents }));
+
 /** The column's tiers as the API shows them (`price` in USD), or null. */
 export const volumePricesOf = (text: string | null) =>
-  text === null
-    ? null
-    : (JSON.parse(text) as { min_quantity: number; price_cents: number }[]).map((t) => ({ min_quantity: t.min_quantity, price: centsToAmount(t.price_cents) }));
+  volumeTiersOf(text)?.map((t) => ({ min_quantity: t.minQuantity, price: centsToAmount(t.priceCents) })) ?? null;
 
 /** The same, rendered by SQLite for JSON built in SQL (public stock): byte for byte what `volumePricesOf` gives. */
 export const volumePricesJson = (column: SQL) => sql`CASE WHEN ${column} IS NULL THEN NULL ELSE json((SELECT json_group_array(json_object(

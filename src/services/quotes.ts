@@ -29,7 +29,11 @@ export interface Quote {
  */
 export async function quotePurchase(d1: Db, caller: Caller, { productId, quantity, coupon }: QuoteRequest): Promise<Quote> {
   const [result] = await readAs(d1, caller, [pricedPurchase({ userId: caller.userId, productId, quantity, coupon: coupon ?? null, now: isoNow() })]);
-  const priced = rowsOf<PricedPurchase>(result)[0];
+  return quoteOf(rowsOf<PricedPurchase>(result)[0], productId, quantity);
+}
+
+/** The quote a `pricedPurchase` row stands for, or the purchase's refusal (thrown); the dashboard's review uses it too. */
+export function quoteOf(priced: PricedPurchase, productId: number, quantity: number): Quote {
   const refusal = sellableRefusal(priced, quantity);
   if (refusal) throw refusal;
   const listUnitPriceCents = priced.list_unit_price as number;

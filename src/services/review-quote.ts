@@ -1,7 +1,8 @@
 import { isoNow } from '../lib/time';
 import type { Caller, Query } from './caller';
 import { productDetailQuery, type ProductDetail } from './catalogue';
-import { pricedPurchase, sellableRefusal, type PricedPurchase } from './pricing';
+import { pricedPurchase, type PricedPurchase } from './pricing';
+import { quoteOf, type Quote } from './quotes';
 import { rowsOf } from '../db/batch';
 
 // What the dashboard's review shows before "Confirm purchase": the product and the quote of its purchase now, read
@@ -11,14 +12,8 @@ import { rowsOf } from '../db/batch';
 
 export interface ReviewedPurchase {
   product: ProductDetail;
-  quantity: number;
-  /** The product's list price, per unit. */
-  listUnitPriceCents: number;
-  /** All that is taken off the list price times the quantity: volume price, the buyer's discount, the coupon. */
-  discountCents: number;
-  totalCents: number;
-  /** The coupon's code as stored, or null. */
-  coupon: string | null;
+  /** What `GET /orders/quote` answers for the same product, quantity and coupon now. */
+  quote: Quote;
 }
 
 export const reviewQuery = (caller: Caller, productId: number, quantity: number, coupon: string | null): Query<ReviewedPurchase> => {
@@ -27,12 +22,7 @@ export const reviewQuery = (caller: Caller, productId: number, quantity: number,
     reads: [...product.reads, pricedPurchase({ userId: caller.userId, productId, quantity, coupon, now: isoNow() })],
     parse: ([productRows, pricedRows]) => {
       const detail = product.parse([productRows]);
-      const priced = rowsOf<PricedPurchase>(pricedRows)[0];
-      const refusal = sellableRefusal(priced, quantity);
-      if (refusal) throw refusal;
-      const listUnitPriceCents = priced.list_unit_price as number;
-      const totalCents = priced.total as number;
-      return { product: detail, quantity, listUnitPriceCents, discountCents: listUnitPriceCents * quantity - totalCents, totalCents, coupon: priced.coupon_code };
+      return { product: detail, quote: quoteOf(rowsOf<PricedPurchase>(pricedRows)[0], productId, quantity) };
     },
   };
 };
