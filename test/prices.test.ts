@@ -436,6 +436,9 @@ describe('GET /orders/quote', () => {
     const ok = await quote(user, `product_id=${product.id}&quantity=3`);
     expect(ok.status, ok.text).toBe(200);
     expect(ok.json.data).toEqual({ product_id: product.id, quantity: 3, list_unit_price: 4, unit_price: 4, discount_amount: 0, coupon: null, total_amount: 12 });
+    // The URL template filled in part: an empty coupon is no coupon.
+    expect((await quote(user, `product_id=${product.id}&quantity=3&coupon=`)).json).toEqual(ok.json);
+    expectError(await quote(user, `product_id=${product.id}&quantity=3&coupon=${'X'.repeat(65)}`), 422, 'VALIDATION_FAILED');
     expectError(await quote(user, `product_id=${product.id}&quantity=2`), 400, 'INVALID_PACK_SIZE');
     expectError(await quote(user, `product_id=${product.id}&quantity=5`), 400, 'INSUFFICIENT_STOCK');
     expectError(await quote(user, 'product_id=999999999&quantity=1'), 404, 'NOT_FOUND');

@@ -51,7 +51,13 @@ export const QuoteQuery = z.object({
     .transform(Number)
     .pipe(quantity)
     .openapi({ type: 'integer', minimum: 1, maximum: MAX_QUANTITY, example: 1 }),
-  coupon: couponCode.optional(),
+  // A URL template filled in part (`...&coupon=`) means no coupon; in a JSON body an empty one is refused.
+  coupon: z
+    .string('coupon must be a string')
+    .max(64, 'coupon may not be greater than 64 characters')
+    .optional()
+    .transform((code) => code || undefined)
+    .openapi({ example: 'SPRING-10', description: 'a coupon code, any case; empty = none' }),
 });
 
 /** A purchase body as the service's input (cents, camelCase). */
