@@ -300,8 +300,10 @@ describe("the dashboard's key form", () => {
     const none = await visit('/dashboard/keys', { cookie: user.cookie, form: { name: 'x', idempotency_key: idempotencyKeyIn(page.text), scope_choices: 'shown' } });
     expect(none.status).toBe(422);
     expect(none.text).toContain('scopes must name at least one scope');
-    const badIp = await visit('/dashboard/keys', { cookie: user.cookie, form: { name: 'x', idempotency_key: idempotencyKeyIn(page.text), allowed_ips: 'nowhere' } });
+    const badIp = await visit('/dashboard/keys', { cookie: user.cookie, form: { name: 'x', idempotency_key: idempotencyKeyIn(page.text), allowed_ips: '10.0.0.1\nnowhere' } });
     expect(badIp.status).toBe(422);
+    // Re-shown as sent, to be corrected rather than typed again.
+    expect(badIp.text).toMatch(/<textarea[^>]*name="allowed_ips"[^>]*>10\.0\.0\.1\nnowhere<\/textarea>/);
     const plain = await visit('/dashboard/keys', { cookie: user.cookie, form: { name: 'plain', idempotency_key: idempotencyKeyIn(page.text) } });
     expect(plain.status).toBe(200);
     expect(plain.text).toContain('All scopes');

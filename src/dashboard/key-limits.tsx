@@ -48,7 +48,7 @@ export function KeyLimitFields({ values, problem: asSent }: { values?: FormField
         <Checkbox name={`scope_${scope}`} label={SCOPE_LABELS[scope]} checked={values ? values[`scope_${scope}`] === 'on' : true} />
       ))}
       <Field name="spend_limit_per_day" label="Daily spend limit (USD, blank for none)" value={values?.spend_limit_per_day} problem={problem} inputmode="decimal" />
-      <TextArea name="allowed_ips" label="Allowed IPs (one a line; blank for anywhere)" problem={problem} rows={3} />
+      <TextArea name="allowed_ips" label="Allowed IPs (one a line; blank for anywhere)" value={values?.allowed_ips} problem={problem} rows={3} />
       <Field name="expires_at" label="Expires (YYYY-MM-DD, at 00:00 UTC; blank for never)" value={values?.expires_at} problem={problem} />
     </fieldset>
   );

@@ -95,7 +95,7 @@ describe.runIf(browserAvailable)('the catalogue in a real browser', () => {
     const review = Object.fromEntries(
       await page.locator('dl.review > div').evaluateAll((rows) => rows.map((row) => [row.querySelector('dt')!.textContent, row.querySelector('dd')!.textContent])),
     );
-    expect(review).toEqual({ Quantity: '2', 'Unit price': '$2.50', Discount: '$0.00', Total: '$5.00' });
+    expect(review).toEqual({ Quantity: '2', 'List price': '$2.50', 'Unit price': '$2.50', Discount: '$0.00', Total: '$5.00' });
     await fitsThePhone(page);
     await page.getByRole('button', { name: 'Confirm purchase' }).click();
     await page.waitForURL(/\/dashboard\/orders\/\d+\?notice=charged$/);

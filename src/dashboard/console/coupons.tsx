@@ -1,6 +1,6 @@
 import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../../env';
-import { centsToAmount } from '../../lib/money';
+import { centsToDecimal } from '../../lib/money';
 import { PaginationQuery } from '../../lib/pagination';
 import { requireOperatorSession } from '../../middleware/session';
 import { couponInput, CreateCouponBody, UpdateCouponBody } from '../../schemas/coupons';
@@ -41,8 +41,8 @@ function couponBody(fields: FormFields, emptyAs: undefined | null) {
 /** A coupon's fields as the form shows them. */
 const formValues = (c: Coupon): FormFields => ({
   percent_off: c.percentOff === null ? '' : String(c.percentOff),
-  amount_off: c.amountOffCents === null ? '' : centsToAmount(c.amountOffCents).toFixed(2),
-  min_total: c.minTotalCents === null ? '' : centsToAmount(c.minTotalCents).toFixed(2),
+  amount_off: c.amountOffCents === null ? '' : centsToDecimal(c.amountOffCents),
+  min_total: c.minTotalCents === null ? '' : centsToDecimal(c.minTotalCents),
   starts_at: c.startsAt ?? '',
   expires_at: c.expiresAt ?? '',
   max_redemptions: c.maxRedemptions === null ? '' : String(c.maxRedemptions),

@@ -3,7 +3,7 @@ import type { ProductRow } from '../../db/schema';
 import { catalogueChange } from '../../middleware/publish-events';
 import type { AppEnv } from '../../env';
 import { fieldError } from '../../lib/errors';
-import { centsToAmount } from '../../lib/money';
+import { centsToDecimal } from '../../lib/money';
 import { requireOperatorSession } from '../../middleware/session';
 import { purgeStock } from '../../middleware/stock-cache';
 import { ProductBody, productInput } from '../../schemas/operator';
@@ -19,7 +19,7 @@ import { page } from '../layout';
 import { consoleProductImages, ProductImageForms } from './product-image';
 import { DataTable } from '../tables';
 import { readNumber } from '../../lib/exact-json';
-import { volumePricesOf } from '../../services/pricing';
+import { volumeTiersOf } from '../../services/pricing';
 
 // The catalogue: every product, active or not; create and edit through the admin API's service functions (audited,
 // in the operator's Idempotency-Key namespace); stock from a textarea or a .txt file, 10,000 lines a post.
@@ -47,7 +47,7 @@ function volumePricesFrom(text: string | undefined): unknown {
 
 /** Tiers as the form shows them: "10=4.50" a line. */
 const volumePricesText = (column: string | null) =>
-  (volumePricesOf(column) ?? []).map((tier) => `${tier.min_quantity}=${tier.price.toFixed(2)}`).join('\n');
+  (volumeTiersOf(column) ?? []).map((tier) => `${tier.minQuantity}=${centsToDecimal(tier.priceCents)}`).join('\n');
 
 /** The product form as the API's body: the checkboxes as booleans ("Final sale" is `cancellable: false`). */
 function productFromForm(fields: FormFields) {
@@ -73,7 +73,7 @@ const formValues = (p: ProductRow): FormFields => ({
   name: p.name,
   sku: p.sku,
   category: p.category ?? '',
-  price: centsToAmount(p.priceCents).toFixed(2),
+  price: centsToDecimal(p.priceCents),
   allowed_quantities: p.allowedQuantities === null ? '' : (JSON.parse(p.allowedQuantities) as number[]).join(', '),
   volume_prices: volumePricesText(p.volumePrices),
   ...(p.active === 1 ? { active: 'on' } : {}),
