@@ -6,7 +6,7 @@ import { amountJson } from '../src/db/json';
 import { sha256Hex } from '../src/lib/crypto';
 import { centsToAmount } from '../src/lib/money';
 import { presentStock } from '../src/routes/representations';
-import { activeStockQuery, checkStockJson, listStockJson, stockByCategoryJson } from '../src/services/stock';
+import { checkStockJson, listStockJson, stockByCategoryJson, type StockEntry } from '../src/services/stock';
 import { call } from './helpers';
 
 // `/stock`, `/stock/check` and `/stock/categories` are rendered by SQLite (json_group_array) and sent as text. They
@@ -45,8 +45,11 @@ async function seedCatalogue(): Promise<number[]> {
 // The JS rendering before issue 17, as it was (with the catalogue's fields since).
 const ORIGIN = 'http://localhost';
 async function jsList(): Promise<string> {
-  const query = activeStockQuery();
-  const rows = query.parse(await env.DB.batch(query.reads.map((read) => toStatement(env.DB, read))));
+  const { results: rows } = await env.DB.prepare(
+    `SELECT id AS productId, name AS productName, sku, stock_count AS stockCount, price_cents AS priceCents, cancellable,
+            allowed_quantities AS allowedQuantities, category, image, volume_prices AS volumePrices
+     FROM products WHERE active = 1 ORDER BY created_at DESC, id DESC`,
+  ).all<StockEntry>();
   return JSON.stringify(rows.map((row) => presentStock(row, ORIGIN)));
 }
 

@@ -1,10 +1,9 @@
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import { getDb, type Db } from '../db/client';
 import { products } from '../db/schema';
-import { rowsOf, toStatement } from '../db/batch';
+import { toStatement } from '../db/batch';
 import { amountJson, booleanJson } from '../db/json';
 import { notFound } from '../lib/errors';
-import type { Query } from './caller';
 import { volumePricesJson } from './pricing';
 
 // Public stock reads only the denormalised products.stock_count: the cost does not grow with the number of items.
@@ -37,16 +36,6 @@ export type StockEntry = {
   /** JSON volume tiers (src/services/pricing.ts), or null. */
   volumePrices: string | null;
 };
-
-/** The shop's list for a signed-in page, read in the page's own batch (it proves the session). */
-export const activeStockQuery = (): Query<StockEntry[]> => ({
-  reads: [
-    sql`SELECT id AS productId, name AS productName, sku, stock_count AS stockCount, price_cents AS priceCents, cancellable,
-               allowed_quantities AS allowedQuantities, category, image, volume_prices AS volumePrices
-        FROM products WHERE active = 1 ORDER BY created_at DESC, id DESC`,
-  ],
-  parse: ([rows]) => rowsOf<StockEntry>(rows),
-});
 
 /**
  * The public list as one JSON array, rendered by SQLite in the shape of `presentStock` (src/routes/representations.ts)
