@@ -1,17 +1,10 @@
-import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { runScheduledJobs } from '../src/services/jobs';
 import { newOperator } from './console-helpers';
-import { emailsTo, recordingQueue } from './email-helpers';
+import { alertEmailsTo, alertLines, scheduledRun } from './email-helpers';
 import { buy, deliverWebhook, expectError, newDeposit, newProduct, newUser, restock, unique } from './helpers';
 
 // Operator alerts: a line in the batch of its cause (once per low-stock crossing; amount mismatches), gathered by the
 // scheduled run into one operator_alert email per kind and operator, at most one per kind an hour.
-
-const alertLines = async (kind: string, like: string) =>
-  (await env.DB.prepare('SELECT line FROM operator_alerts WHERE kind = ? AND line LIKE ? ORDER BY id').bind(kind, like).all<{ line: string }>()).results.map(
-    (r) => r.line,
-  );
 
 describe('operator alerts', () => {
   it('low stock: one line per crossing of LOW_STOCK_THRESHOLD (10), again only after a restock lifted it above', async () => {
@@ -45,13 +38,9 @@ describe('operator alerts', () => {
     const first = await newProduct({ price: 1, stock: 11 });
     const second = await newProduct({ price: 1, stock: 11 });
     const base = Date.now() + 30 * 24 * 3_600_000; // a clock of its own, after every other test's runs
-    const run = async (offsetMinutes: number) => {
-      const queue = recordingQueue();
-      await runScheduledJobs({ ...env, EMAIL_QUEUE: queue.queue } as never, base + offsetMinutes * 60_000);
-      return queue.jobs;
-    };
+    const run = (offsetMinutes: number) => scheduledRun(base + offsetMinutes * 60_000);
     // Other tests' alerts of other kinds may be due too: only low stock is followed here.
-    const alerts = async () => (await emailsTo(operator.email)).filter((e) => e.template === 'operator_alert' && JSON.parse(e.data).kind === 'low_stock');
+    const alerts = () => alertEmailsTo(operator.email, 'low_stock');
 
     expect((await buy(buyer, first.id, 2)).status).toBe(201);
     const jobs = await run(0);

@@ -1,7 +1,9 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from 'cloudflare:test';
 import { vi } from 'vitest';
 import entry from '../src/index';
+import { runScheduledJobs } from '../src/services/jobs';
 import type { EmailJob } from '../src/services/email-outbox';
+import { call, type CallOptions } from './helpers';
 
 // Email tests: requests whose emails go to a recording queue (not the real one, whose consumer would send them on
 // its own), and the worker's own queue() handed a recording stand-in for the EMAIL binding.
@@ -53,6 +55,27 @@ export async function consumeEmails(jobs: EmailJob[], vars: Record<string, unkno
   return { explicitAcks, retryDelays };
 }
 
+/** A request whose emails go to a recording queue. */
+export async function callWithQueue(path: string, options: CallOptions = {}) {
+  const recorded = recordingQueue();
+  const res = await call(path, { ...options, vars: { ...(options.vars ?? {}), EMAIL_QUEUE: recorded.queue as unknown as RateLimit } });
+  return { res, jobs: recorded.jobs };
+}
+
+/** Consumes the jobs with a recording mailer: what was sent. */
+export async function send(jobs: EmailJob[]) {
+  const recorder = recordingMailer();
+  const result = await consumeEmails(jobs, { EMAIL: recorder.mailer });
+  return { ...result, sent: recorder.sent };
+}
+
+/** One scheduled run at `nowMs` (a clock of the test's own), its emails going to a recording queue: what it enqueued. */
+export async function scheduledRun(nowMs: number): Promise<EmailJob[]> {
+  const recorded = recordingQueue();
+  await runScheduledJobs({ ...env, EMAIL_QUEUE: recorded.queue } as never, nowMs);
+  return recorded.jobs;
+}
+
 export interface EmailRowView {
   id: string;
   to_address: string;
@@ -71,6 +94,16 @@ export async function emailsTo(address: string): Promise<EmailRowView[]> {
   const { results } = await env.DB.prepare('SELECT * FROM emails WHERE to_address = ? COLLATE NOCASE ORDER BY created_at, id').bind(address).all<EmailRowView>();
   return results;
 }
+
+/** The operator_alerts lines of a kind matching `like`, oldest first. */
+export const alertLines = async (kind: string, like: string) =>
+  (await env.DB.prepare('SELECT line FROM operator_alerts WHERE kind = ? AND line LIKE ? ORDER BY id').bind(kind, like).all<{ line: string }>()).results.map(
+    (r) => r.line,
+  );
+
+/** The operator_alert rows of one kind an address got, oldest first. */
+export const alertEmailsTo = async (address: string, kind: string) =>
+  (await emailsTo(address)).filter((e) => e.template === 'operator_alert' && JSON.parse(e.data).kind === kind);
 
 /** Every text value of every row of every table, to prove a secret was never stored. */
 export async function everyStoredText(): Promise<string> {

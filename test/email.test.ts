@@ -3,25 +3,11 @@ import { createApp } from '../src/app';
 import { describe, expect, it } from 'vitest';
 import { runScheduledJobs } from '../src/services/jobs';
 import { ORIGIN, PASSWORD, freshIp, signIn, visit } from './dashboard-helpers';
-import { call, expectError, newProduct, newUser, newDeposit, unique, type CallOptions, type TestUser } from './helpers';
-import { consumeEmails, emailsTo, everyStoredText, recordingMailer, recordingQueue } from './email-helpers';
+import { call, expectError, newProduct, newUser, newDeposit, unique, type TestUser } from './helpers';
+import { callWithQueue, consumeEmails, emailsTo, everyStoredText, recordingMailer, recordingQueue, send } from './email-helpers';
 
 // Email through the outbox: recorded in the batch of its effect (none for a refused or rolled-back one), enqueued
 // after the response, sent by the queue consumer with a recording stand-in for EMAIL, retried, then failed.
-
-/** A request whose emails go to a recording queue. */
-async function callWithQueue(path: string, options: CallOptions = {}) {
-  const recorded = recordingQueue();
-  const res = await call(path, { ...options, vars: { ...(options.vars ?? {}), EMAIL_QUEUE: recorded.queue as unknown as RateLimit } });
-  return { res, jobs: recorded.jobs };
-}
-
-/** Consumes the jobs with a recording mailer: what was sent. */
-async function send(jobs: Parameters<typeof consumeEmails>[0]) {
-  const recorder = recordingMailer();
-  const result = await consumeEmails(jobs, { EMAIL: recorder.mailer });
-  return { ...result, sent: recorder.sent };
-}
 
 describe('order_receipt', () => {
   it('a purchase records one receipt in its batch; the consumer sends it without the delivered items', async () => {

@@ -53,9 +53,9 @@ export interface TestUser {
   email: string;
 }
 
-export async function newUser({ balance = 0 }: { balance?: number } = {}): Promise<TestUser> {
+export async function newUser({ balance = 0, name = 'Test User' }: { balance?: number; name?: string } = {}): Promise<TestUser> {
   const email = `${unique('user')}@example.com`;
-  const res = await call('/admin/users', { admin: true, body: { name: 'Test User', email, password: 'correct horse battery' } });
+  const res = await call('/admin/users', { admin: true, body: { name, email, password: 'correct horse battery' } });
   expect(res.status, res.text).toBe(201);
   const user = { id: res.json.data.id as number, key: res.json.data.api_key as string, email };
   if (balance > 0) await fund(user, balance);

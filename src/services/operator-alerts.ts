@@ -34,14 +34,20 @@ export function lowStockAlert(mail: Mail | undefined, productId: number, orderNu
   ];
 }
 
-/** In a gateway event's batch: the logged event `reference`, when it was recorded as amount_mismatch or reversed. */
+/**
+ * In a gateway event's batch: the logged event `reference`, when it was recorded as amount_mismatch or reversed, and
+ * the deposit's log had no such event yet (a vendor repeating a notification is the same fact: one alert).
+ */
 export function paymentAlert(mail: Mail | undefined, reference: string, now: string): SQL[] {
   if (!mail) return [];
   return [
     alertLine(
       'payment',
       sql`'Deposit #' || g.deposit_id || ' via ' || g.gateway || ': ' || g.outcome || ' (reported ' || g.status || ', ' || printf('%.2f', g.amount_cents / 100.0) || ' USD)'`,
-      sql`FROM gateway_events g WHERE g.reference = ${reference} AND g.outcome IN ('amount_mismatch', 'reversed')`,
+      sql`FROM gateway_events g WHERE g.reference = ${reference} AND g.outcome IN ('amount_mismatch', 'reversed')
+            AND NOT EXISTS (SELECT 1 FROM gateway_events e WHERE e.deposit_id = g.deposit_id AND e.reference <> g.reference
+                              AND e.outcome = g.outcome AND e.status = g.status AND e.transaction_id = g.transaction_id
+                              AND e.amount_cents IS g.amount_cents)`,
       now,
     ),
   ];
