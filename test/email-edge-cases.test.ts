@@ -147,6 +147,19 @@ describe('EMAIL_VERIFICATION=required: a changed email', () => {
     expect((await deposit(user)).status).toBe(200);
   });
 
+  it('an address the account comes back to (A → B → A) is verified by its newest link only, not one sent before', async () => {
+    const user = await newUser({ balance: 10 });
+    const [a, b] = [`${unique('a')}@example.org`, `${unique('b')}@example.org`];
+    const toA = await changeEmail(user, a);
+    await changeEmail(user, b);
+    const backToA = await changeEmail(user, a);
+    expect(backToA.res.json.data).toMatchObject({ email: a, email_verified: false });
+    expect((await visit(linkIn(toA.jobs), { vars: REQUIRED })).status).toBe(404);
+    expect((await call('/user/profile', { key: user.key, vars: REQUIRED })).json.data.email_verified).toBe(false);
+    expect((await visit(linkIn(backToA.jobs), { vars: REQUIRED })).status).toBe(200);
+    expect((await call('/user/profile', { key: user.key, vars: REQUIRED })).json.data.email_verified).toBe(true);
+  });
+
   it('the dashboard profile: saving a new address does the same; saving the same one changes nothing', async () => {
     const user = await newUser({ balance: 10 });
     const product = await newProduct({ price: 1, stock: 1 });

@@ -155,10 +155,15 @@ export async function updateProfile(
     sql`updated_at = ${now}`,
   ];
   const notice = changes.email === undefined ? undefined : emailChangedEmail(mail, caller.userId, changes.email, now);
-  // With verification required, a new address is unverified until its own link is opened.
+  // With verification required, a new address is unverified until its own link is opened: links sent before the
+  // change no longer verify, even one for an address the account comes back to (A → B → A).
   const verify = changes.email !== undefined && verificationRequired(mail) ? await verificationEmail(mail!, caller.userId, now) : undefined;
-  const reverify = verify ? [sql`UPDATE users SET email_verified = 0 WHERE id = ${caller.userId} AND email = ${changes.email} AND updated_at = ${now}
-                                  AND EXISTS (SELECT 1 FROM emails WHERE id = ${notice!.ids[0]})`]
+  const changed = sql`EXISTS (SELECT 1 FROM emails WHERE id = ${notice?.ids[0] ?? null})`;
+  const reverify = verify
+    ? [
+        sql`UPDATE users SET email_verified = 0 WHERE id = ${caller.userId} AND email = ${changes.email} AND updated_at = ${now} AND ${changed}`,
+        sql`UPDATE email_verifications SET expires_at = ${now} WHERE user_id = ${caller.userId} AND used_at IS NULL AND expires_at > ${now} AND ${changed}`,
+      ]
     : [];
   try {
     const [user, , ...emailResults] = await writeAs(d1, caller, {
