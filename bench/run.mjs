@@ -618,7 +618,11 @@ async function main() {
       await db.prepare(`INSERT OR IGNORE INTO coupons (code, percent_off, max_per_user, active, created_at, updated_at)
                         VALUES ('BENCH-10', 10, NULL, 1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')`).run();
       const requests = (await purchaseRequests(1)).map((r) => ({ ...r, body: { ...r.body, coupon: 'bench-10' } }));
-      return measure('POST /orders qty 1 with a coupon', apiBase, requests, { consume: true });
+      const withCoupon = await measure('POST /orders qty 1 with a coupon', apiBase, requests, { consume: true });
+      // The same purchases without it again, right after: a later run is slower (the database grows, the stock of the
+      // bestsellers falls: 0.92x with no coupon at all), so the coupon is compared with the mean of before and after.
+      const after = await measure('POST /orders qty 1 (again, after the coupon case)', apiBase, await purchaseRequests(1), { consume: true });
+      return { ...withCoupon, without_coupon_after_rps: after.rps };
     });
     await runCase('orders_q100', async () => measure('POST /orders qty 100', apiBase, await purchaseRequests(100), { consume: true }));
     await runCase('cancel', async () => measure('POST /orders/{id}/cancel', apiBase, await cancelRequests(), { consume: true }));
@@ -672,6 +676,7 @@ async function main() {
     cpu: r.cpu,
     ...(r.drop ? { drop: r.drop } : {}),
     ...(r.storefront_drop ? { storefront_drop: r.storefront_drop } : {}),
+    ...(r.without_coupon_after_rps ? { without_coupon_after_rps: r.without_coupon_after_rps } : {}),
     ceiling: ceiling && ceilingRps[ceiling] ? CEILING_LABELS[ceiling] : null,
     ratio: ceiling && ceilingRps[ceiling] ? r.rps / ceilingRps[ceiling] : null,
   });
@@ -713,8 +718,9 @@ async function main() {
   ratioTarget('orders_q1', 0.8);
   // A coupon costs no extra round trip: within 10 % of the same purchase without one.
   if (byKey.orders_q1_coupon && byKey.orders_q1 && !LATENCY_MODEL) {
-    const ratio = byKey.orders_q1_coupon.rps / byKey.orders_q1.rps;
-    const measured = `${ratio.toFixed(2)}× (${Math.round(byKey.orders_q1_coupon.rps)} vs ${Math.round(byKey.orders_q1.rps)} req/s)`;
+    const without = (byKey.orders_q1.rps + (byKey.orders_q1_coupon.without_coupon_after_rps ?? byKey.orders_q1.rps)) / 2;
+    const ratio = byKey.orders_q1_coupon.rps / without;
+    const measured = `${ratio.toFixed(2)}× (${Math.round(byKey.orders_q1_coupon.rps)} vs ${Math.round(without)} req/s, the mean of before and after)`;
     targets.push({ name: 'POST /orders qty 1 with a coupon vs without', wanted: '≥ 0.90×', measured, met: ratio >= 0.9 });
   }
   ratioTarget('stock_hit', 0.8);

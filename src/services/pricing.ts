@@ -83,8 +83,22 @@ export function pricedPurchase({ userId, productId, quantity: count, coupon, now
   // D1 binds a JS number as a REAL: cast, so every product and division below is integer arithmetic.
   const quantity = sql`CAST(${count} AS INTEGER)`;
   const redemptions = sql`(SELECT count(*) FROM coupon_redemptions r WHERE r.coupon_id = a.coupon_id`;
+  // Each step is MATERIALIZED: computed once, then read as columns. Flattened, every use of `total` (the guard of the
+  // purchase's INSERT names it five times) would expand into the deduction, the unit price and its tier subquery
+  // again: with a coupon, a purchase cost 25 % more worker time in the bench (docs/prices.md, Speed).
   return sql`
-    SELECT b.*, b.subtotal - b.deduction AS total FROM (
+    WITH a AS MATERIALIZED (
+        SELECT u.id AS user_id, u.balance_cents, p.id AS product_id, p.name AS product_name, p.active, p.stock_count,
+               p.allowed_quantities, p.cancellable, p.price_cents AS list_unit_price,
+               ${roundHalfUpPercent(tierPrice(quantity), sql`100 - u.discount_percent`)} AS unit_price,
+               c.id AS coupon_id, c.code AS coupon_code, c.active AS coupon_active, c.starts_at, c.expires_at, c.max_redemptions,
+               c.max_per_user, c.product_ids, c.min_total_cents, c.percent_off, c.amount_off_cents
+        FROM users u
+        LEFT JOIN products p ON p.id = ${productId}
+        LEFT JOIN coupons c ON c.code = upper(${coupon})
+        WHERE u.id = ${userId}
+      ),
+      b AS MATERIALIZED (
       SELECT a.user_id, a.balance_cents, a.product_id, a.product_name, a.active, a.stock_count, a.allowed_quantities,
              a.cancellable, a.list_unit_price, a.unit_price, a.unit_price * ${quantity} AS subtotal, a.coupon_code, a.min_total_cents,
              CASE WHEN a.coupon_id IS NULL THEN 0
@@ -100,18 +114,9 @@ export function pricedPurchase({ userId, productId, quantity: count, coupon, now
                   WHEN a.product_ids IS NOT NULL AND a.product_id NOT IN (SELECT value FROM json_each(a.product_ids)) THEN 'other_products'
                   WHEN a.min_total_cents IS NOT NULL AND a.min_total_cents > a.unit_price * ${quantity} THEN 'min_total'
              END AS coupon_refusal
-      FROM (
-        SELECT u.id AS user_id, u.balance_cents, p.id AS product_id, p.name AS product_name, p.active, p.stock_count,
-               p.allowed_quantities, p.cancellable, p.price_cents AS list_unit_price,
-               ${roundHalfUpPercent(tierPrice(quantity), sql`100 - u.discount_percent`)} AS unit_price,
-               c.id AS coupon_id, c.code AS coupon_code, c.active AS coupon_active, c.starts_at, c.expires_at, c.max_redemptions,
-               c.max_per_user, c.product_ids, c.min_total_cents, c.percent_off, c.amount_off_cents
-        FROM users u
-        LEFT JOIN products p ON p.id = ${productId}
-        LEFT JOIN coupons c ON c.code = upper(${coupon})
-        WHERE u.id = ${userId}
-      ) a
-    ) b`;
+      FROM a
+    )
+    SELECT b.*, b.subtotal - b.deduction AS total FROM b`;
 }
 
 /**

@@ -20,14 +20,22 @@ export const spentTodayCents = (keyId: SQL, now: string) =>
  */
 export function withinSpendLimit(caller: Caller, totalCents: SQL, now: string): SQL {
   if (!caller.keyId) return sql`1`;
-  return sql`(SELECT k.spend_limit_cents IS NULL OR ${spentTodayCents(sql`k.id`, now)} + ${totalCents} <= k.spend_limit_cents
+  // CASE, not OR: an OR computes both sides, and the sum reads every order the key placed today.
+  return sql`(SELECT CASE WHEN k.spend_limit_cents IS NULL THEN 1 ELSE ${spentTodayCents(sql`k.id`, now)} + ${totalCents} <= k.spend_limit_cents END
               FROM api_keys k WHERE k.id = ${caller.keyId})`;
 }
 
-/** The explaining read for the end of the purchase's batch (none for a caller without a key). */
+/**
+ * The explaining read for the end of the purchase's batch (none for a caller without a key); a key without a limit
+ * reads 0 instead of summing its day.
+ */
 export const spendLimitState = (caller: Caller, now: string): SQL[] =>
   caller.keyId
-    ? [sql`SELECT spend_limit_cents AS limitCents, ${spentTodayCents(sql`api_keys.id`, now)} AS spentCents FROM api_keys WHERE id = ${caller.keyId}`]
+    ? [
+        sql`SELECT spend_limit_cents AS limitCents,
+                   CASE WHEN spend_limit_cents IS NULL THEN 0 ELSE ${spentTodayCents(sql`api_keys.id`, now)} END AS spentCents
+            FROM api_keys WHERE id = ${caller.keyId}`,
+      ]
     : [];
 
 /** SPEND_LIMIT_REACHED when the read above says `totalCents` more would pass the key's limit. */
