@@ -57,7 +57,7 @@ export default {
       }
       case '/purchase-batch': {
         const { key_hash: keyHash, product_id: productId, quantity } = await request.json();
-        const { order } = await purchase(env.DB, apiKeyCaller(keyHash), { productId, quantity });
+        const { order } = await purchase(env.DB, apiKeyCaller(keyHash), { productId, quantity }, { origin });
         return ok({ id: order.id }, 201);
       }
       case '/ratelimit': {
