@@ -40,11 +40,14 @@ describe('the console product page: description and image', () => {
     expect(await storedImage(product.id)).toBe(name);
 
     // The confirmation page says what will happen and changes nothing; only its Confirm removes.
-    const confirmation = await visit(`${productPage(product.id)}/image/remove`, { cookie: operator.cookie });
+    const page = await visit(productPage(product.id), { cookie: operator.cookie });
+    expect(page.text).toMatch(new RegExp(`<form method="get" action="${productPage(product.id)}/image/remove/confirm"[^>]*>\\s*<button[^>]*>Remove image</button>`));
+    const confirmation = await visit(`${productPage(product.id)}/image/remove/confirm`, { cookie: operator.cookie });
     expect(confirmation.status).toBe(200);
     expect(confirmation.text).toContain(`The image of &quot;${product.name}&quot; will be removed`);
-    expect(confirmation.text).toContain('>Confirm</button>');
-    expect(confirmation.text).toContain(`href="${productPage(product.id)}">Back</a>`);
+    expect(confirmation.text).toContain(`<form method="post" action="${productPage(product.id)}/image/remove"`);
+    expect(confirmation.text).toMatch(/<button type="submit" class="danger">Confirm<\/button>/);
+    expect(confirmation.text).toContain(`href="${productPage(product.id)}" class="button secondary">Back</a>`);
     expect(await storedImage(product.id)).toBe(name);
     const removed = await visit(`${productPage(product.id)}/image/remove`, { cookie: operator.cookie, form: {} });
     expect(removed.status).toBe(303);
@@ -65,7 +68,7 @@ describe('the console product page: description and image', () => {
     const user = await signedInUser();
     const product = await newProduct();
     expect((await postMultipart(`${productPage(product.id)}/image`, user.cookie, { image: pngFile() })).status).toBe(404);
-    expect((await visit(`${productPage(product.id)}/image/remove`, { cookie: user.cookie })).status).toBe(404);
+    expect((await visit(`${productPage(product.id)}/image/remove/confirm`, { cookie: user.cookie })).status).toBe(404);
     expect((await visit(`${productPage(product.id)}/image/remove`, { cookie: user.cookie, form: {} })).status).toBe(404);
     expect(await storedImage(product.id)).toBeNull();
   });

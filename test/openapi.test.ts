@@ -91,6 +91,7 @@ describe('OpenAPI document', () => {
         '/dashboard/console/products/{id}/stock',
         '/dashboard/console/products/{id}/image',
         '/dashboard/console/products/{id}/image/remove',
+        '/dashboard/console/products/{id}/image/remove/confirm',
         '/dashboard/console/revoked-items',
         '/dashboard/console/users',
         '/dashboard/console/users/{id}',

@@ -211,7 +211,7 @@ const PAGES: Entry[] = [
     multipart: true,
     fields: ['image'],
   },
-  { method: 'get', path: '/dashboard/console/products/{id}/image/remove', summary: '"Remove image": the confirmation page', statuses: [200, 303, 404] },
+  { method: 'get', path: '/dashboard/console/products/{id}/image/remove/confirm', summary: 'Confirmation of "Remove image"; changes nothing', statuses: [200, 303, 404] },
   { method: 'post', path: '/dashboard/console/products/{id}/image/remove', summary: 'Remove the product\'s image ("Confirm")', statuses: [303, 403, 404] },
   {
     method: 'post',

@@ -9,12 +9,14 @@ import { catalogueProductQuery, type CatalogueProduct } from '../../services/ope
 import { removeProductImage, setProductImage } from '../../services/media';
 import { Alert, FileField } from '../components';
 import { formHandler, idFromPath, sameOriginForm, type FormProblem } from '../forms';
-import { page } from '../layout';
+import { AskFirst, confirmationPage, confirmPath } from './confirm';
 
 // A product's image on its console page: "Upload image" (a PNG, JPEG or WebP file, as PUT /admin/products/{id}/image)
-// and "Remove image", which first shows a confirmation page saying what will happen; only its "Confirm" acts.
+// and "Remove image", which first shows the console's confirmation page (./confirm.tsx) saying what will happen; only
+// its "Confirm" acts.
 
 const productPath = (id: number) => `/dashboard/console/products/${id}`;
+const removalPath = (id: number) => `${productPath(id)}/image/remove`;
 
 export function ProductImageForms({ product, problem }: { product: CatalogueProduct; problem?: FormProblem }) {
   return (
@@ -33,9 +35,7 @@ export function ProductImageForms({ product, problem }: { product: CatalogueProd
       </form>
       {product.image !== null && (
         <p>
-          <a class="button secondary" href={`${productPath(product.id)}/image/remove`}>
-            Remove image
-          </a>
+          <AskFirst action={removalPath(product.id)} label="Remove image" />
         </p>
       )}
     </section>
@@ -44,22 +44,13 @@ export function ProductImageForms({ product, problem }: { product: CatalogueProd
 
 async function confirmRemovalPage(c: Context<AppEnv>, productId: number) {
   const [product] = await queryAsOperator(c.var.db, c.var.caller, [catalogueProductQuery(productId)]);
-  return page(c, {
+  return confirmationPage(c, {
     title: 'Remove image?',
     section: '/dashboard/console/products',
-    children: (
-      <section class="card narrow">
-        <p>{`The image of "${product.name}" will be removed: the shop, the product's page and its embeddable card will show a neutral placeholder instead. The stored file is deleted once no product uses it.`}</p>
-        <form method="post" action={`${productPath(product.id)}/image/remove`}>
-          <button type="submit" class="danger">
-            Confirm
-          </button>
-        </form>
-        <p>
-          <a href={productPath(product.id)}>Back</a>
-        </p>
-      </section>
-    ),
+    effect: `The image of "${product.name}" will be removed: the shop, the product's page and its embeddable card will show a neutral placeholder instead. The stored file is deleted once no product uses it.`,
+    action: removalPath(product.id),
+    back: productPath(product.id),
+    danger: true,
   });
 }
 
@@ -89,7 +80,7 @@ export const consoleProductImages = (again: ImageProblemPage) =>
         (c, _fields, problem) => again(c, idFromPath(c.req.param('id'), 'Product'), problem),
       ),
     )
-    .get('/console/products/:id/image/remove', requireOperatorSession, (c) => confirmRemovalPage(c, idFromPath(c.req.param('id'), 'Product')))
+    .get(confirmPath('/console/products/:id/image/remove'), requireOperatorSession, (c) => confirmRemovalPage(c, idFromPath(c.req.param('id'), 'Product')))
     .post('/console/products/:id/image/remove', sameOriginForm, requireOperatorSession, async (c) => {
       const id = idFromPath(c.req.param('id'), 'Product');
       await removeProductImage(c.var.db, c.env.MEDIA, operatorActor(c.var.caller), id);
