@@ -40,6 +40,9 @@ const ROWS_AFTER: Record<string, string[]> = {
   '0010_operator_console.sql': [
     `INSERT INTO audit_log (id, actor, action, target, details, created_at) VALUES (1, 'admin_token', 'product.created', 'product:1', '{}', '${T}')`,
   ],
+  '0015_email.sql': [
+    `INSERT INTO emails (id, to_address, user_id, template, subject, data, created_at) VALUES ('em_1', 'ann@example.com', 1, 'order_receipt', 'Receipt', '{}', '${T}')`,
+  ],
   '0017_prices.sql': [
     `INSERT INTO coupons (id, code, percent_off, created_at, updated_at) VALUES (1, 'SPRING', 10, '${T}', '${T}')`,
     `INSERT INTO coupon_redemptions (id, coupon_id, user_id, order_id, created_at) VALUES (1, 1, 1, 1, '${T}')`,
@@ -47,7 +50,7 @@ const ROWS_AFTER: Record<string, string[]> = {
 };
 
 const TABLES = ['users', 'api_keys', 'products', 'orders', 'stock_items', 'deposits', 'wallet_transactions', 'gateway_events',
-  'events', 'webhook_endpoints', 'webhook_deliveries', 'audit_log', 'coupons', 'coupon_redemptions'];
+  'events', 'webhook_endpoints', 'webhook_deliveries', 'audit_log', 'coupons', 'coupon_redemptions', 'emails'];
 
 describe('the migrations, applied one by one to a database with data', () => {
   it('each applies, and every row and reference survives', async () => {
@@ -69,7 +72,7 @@ describe('the migrations, applied one by one to a database with data', () => {
     }
     expect(written).toEqual({
       users: 1, api_keys: 1, products: 1, orders: 2, stock_items: 4, deposits: 1, wallet_transactions: 4, gateway_events: 1,
-      events: 1, webhook_endpoints: 1, webhook_deliveries: 1, audit_log: 1, coupons: 1, coupon_redemptions: 1,
+      events: 1, webhook_endpoints: 1, webhook_deliveries: 1, audit_log: 1, coupons: 1, coupon_redemptions: 1, emails: 1,
     });
     expect((await db.prepare('PRAGMA foreign_key_check').all()).results).toEqual([]);
     // Orders from before prices paid their list price.
@@ -79,5 +82,13 @@ describe('the migrations, applied one by one to a database with data', () => {
       coupon: null,
     });
     expect(await auditLedger(db)).toEqual([]);
+
+    // The named lists (0021): the database refuses a name it does not list, and a migration that lists a new one is an
+    // INSERT, with every existing row untouched.
+    const newAudit = db.prepare(`INSERT INTO audit_log (actor, action, target, details, created_at) VALUES ('admin_token', 'x.tested', 'x:1', '{}', '${T}')`);
+    await expect(newAudit.run()).rejects.toThrow(/FOREIGN KEY/);
+    await db.prepare(`INSERT INTO audit_actions (action) VALUES ('x.tested')`).run();
+    await newAudit.run();
+    expect(await db.prepare('SELECT count(*) AS n FROM audit_log').first()).toEqual({ n: 2 });
   });
 });

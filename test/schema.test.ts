@@ -9,6 +9,18 @@ import * as schema from '../src/db/schema';
 const tables: SQLiteTable[] = Object.values(schema as Record<string, unknown>).filter((value): value is SQLiteTable => is(value, SQLiteTable));
 
 describe('drizzle schema matches the migrated database', () => {
+  // A name added to a TypeScript list needs its migration INSERT (migrations/0021_named_lists.sql), and back.
+  for (const [table, column, names] of [
+    ['audit_actions', 'action', schema.AUDIT_ACTIONS],
+    ['event_types', 'type', schema.EVENT_TYPES],
+    ['email_templates', 'template', schema.EMAIL_TEMPLATES],
+  ] as const) {
+    it(`${table} lists exactly the names of the code`, async () => {
+      const { results } = await env.DB.prepare(`SELECT ${column} AS name FROM ${table} ORDER BY 1`).all<{ name: string }>();
+      expect(results.map((r) => r.name)).toEqual([...names].sort());
+    });
+  }
+
   it('covers every table of the migrations', async () => {
     const { results } = await env.DB.prepare(
       "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'd1_%' AND name NOT LIKE '_cf_%'",

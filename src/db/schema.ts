@@ -282,13 +282,20 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/**
+ * The lists that grow with features are tables (migrations/0021_named_lists.sql): a new name is one INSERT in a
+ * migration, and the column that takes it references the list. test/schema.test.ts keeps each table equal to its
+ * TypeScript list.
+ */
+export const eventTypes = sqliteTable('event_types', { type: text('type').primaryKey() });
+
 export const events = sqliteTable(
   'events',
   {
     seq: integer('seq').primaryKey(),
     id: text('id').notNull(),
     userId: integer('user_id').notNull().references(() => users.id),
-    type: text('type', { enum: EVENT_TYPES }).notNull(),
+    type: text('type', { enum: EVENT_TYPES }).notNull().references(() => eventTypes.type),
     objectId: integer('object_id').notNull(),
     snapshot: text('snapshot').notNull(),
     createdAt: text('created_at').notNull(),
@@ -367,6 +374,7 @@ export const AUDIT_ACTIONS = [
   'order.cancelled',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+export const auditActions = sqliteTable('audit_actions', { action: text('action').primaryKey() });
 
 export const auditLog = sqliteTable(
   'audit_log',
@@ -374,7 +382,7 @@ export const auditLog = sqliteTable(
     id: integer('id').primaryKey(),
     /** 'admin_token' or 'user:<id>' */
     actor: text('actor').notNull(),
-    action: text('action', { enum: AUDIT_ACTIONS }).notNull(),
+    action: text('action', { enum: AUDIT_ACTIONS }).notNull().references(() => auditActions.action),
     target: text('target').notNull(),
     /** JSON object, never a secret */
     details: text('details').notNull(),
@@ -406,6 +414,7 @@ export const EMAIL_TEMPLATES = [
   'operator_alert',
 ] as const;
 export type EmailTemplate = (typeof EMAIL_TEMPLATES)[number];
+export const emailTemplates = sqliteTable('email_templates', { template: text('template').primaryKey() });
 
 /** The email outbox: no body and no link token, only what the template needs (migrations/0015_email.sql). */
 export const emails = sqliteTable(
@@ -414,7 +423,7 @@ export const emails = sqliteTable(
     id: text('id').primaryKey(),
     toAddress: text('to_address').notNull(),
     userId: integer('user_id').references(() => users.id),
-    template: text('template', { enum: EMAIL_TEMPLATES }).notNull(),
+    template: text('template', { enum: EMAIL_TEMPLATES }).notNull().references(() => emailTemplates.template),
     subject: text('subject').notNull(),
     data: text('data').notNull(),
     carriesLink: integer('carries_link').notNull().default(0),
