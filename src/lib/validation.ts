@@ -42,6 +42,32 @@ export const trimmedText = (field: string, max: number) =>
     .trim();
 
 /**
+ * Characters no text a person types may hold (contract, "Human text"): C0 and C1 controls, DEL, and the bidirectional
+ * controls that make a name display reversed in the console or a spreadsheet. Line feeds are allowed in `humanText`.
+ */
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+const CONTROL_CHARACTERS_BUT_LF = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+
+/** A one-line text a person types (a name, a category, a code): `trimmedText` without control characters. */
+export const humanLine = (field: string, max: number) =>
+  z
+    .string(`${field} must be a string`)
+    .max(max, `${field} may not be greater than ${max} characters`)
+    .regex(/\S/, `${field} may not be blank`)
+    .refine((text) => !CONTROL_CHARACTERS.test(text), `${field} may not contain control characters`)
+    .trim();
+
+/** A text of several lines (a description, a note): line feeds kept (CR LF stored as LF), no other control character. */
+export const humanText = (field: string, max: number) =>
+  z
+    .string(`${field} must be a string`)
+    .max(max, `${field} may not be greater than ${max} characters`)
+    .regex(/\S/, `${field} may not be blank`)
+    .transform((text) => text.replace(/\r\n/g, '\n'))
+    .refine((text) => !CONTROL_CHARACTERS_BUT_LF.test(text), `${field} may not contain control characters other than line feeds`)
+    .transform((text) => text.trim());
+
+/**
  * An email address as zod's `z.email()` checks it, with the pattern in the document: JSON Schema's `format: email`
  * is looser (it accepts `0@com`, which this refuses).
  */
