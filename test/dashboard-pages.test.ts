@@ -304,12 +304,12 @@ describe('profile and password', () => {
     const user = await signedInUser();
     const other = await newUser();
     const email = newEmail();
-    const res = await visit('/dashboard/profile', { cookie: user.cookie, form: { name: 'Grace Hopper', email } });
+    const res = await visit('/dashboard/profile', { cookie: user.cookie, form: { name: 'Grace Hopper', email, current_password: PASSWORD } });
     expect(res.status).toBe(303);
     expect(res.location).toBe('/dashboard/profile?done=profile_saved');
     expect((await call('/user/profile', { key: user.key })).json.data).toMatchObject({ name: 'Grace Hopper', email });
     const before = await snapshot();
-    const taken = await visit('/dashboard/profile', { cookie: user.cookie, form: { name: 'Grace', email: other.email.toUpperCase() } });
+    const taken = await visit('/dashboard/profile', { cookie: user.cookie, form: { name: 'Grace', email: other.email.toUpperCase(), current_password: PASSWORD } });
     expect(taken.status).toBe(422);
     expect(fieldErrorOf(taken.text, 'field-email')).toBe('The email has already been taken.');
     expect(taken.text).toContain(`value="${other.email.toUpperCase()}"`);

@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { newOperator } from './console-helpers';
-import { signIn, visit } from './dashboard-helpers';
+import { PASSWORD, signIn, visit } from './dashboard-helpers';
 import { alertEmailsTo, alertLines, callWithQueue, emailsTo, scheduledRun, send, type SentEmail } from './email-helpers';
 import { balanceOf, buy, call, expectError, newProduct, newUser, unique, type TestUser } from './helpers';
 import { depositRow, notify, paidNotification, stripeSignature, vendorDeposit, vendorSays } from './vendors';
@@ -164,7 +164,7 @@ describe('EMAIL_VERIFICATION=required: a changed email', () => {
     const user = await newUser({ balance: 10 });
     const product = await newProduct({ price: 1, stock: 1 });
     const cookie = await signIn(user.email);
-    const save = (email: string) => visit('/dashboard/profile', { cookie, form: { name: 'Test User', email, email_receipts: 'on' }, vars: REQUIRED });
+    const save = (email: string) => visit('/dashboard/profile', { cookie, form: { name: 'Test User', email, email_receipts: 'on', current_password: PASSWORD }, vars: REQUIRED });
     expect((await save(user.email)).status).toBe(303);
     expect((await call('/user/profile', { key: user.key, vars: REQUIRED })).json.data.email_verified).toBe(true);
     const moved = `${unique('dash')}@example.org`;

@@ -41,7 +41,8 @@ export interface InvocationOptions {
   networkMs?: (trip: RoundTrip) => number;
 }
 
-const WRITE = /\b(INSERT|UPDATE|DELETE|REPLACE)\b/i;
+// `replace(` is SQLite's string function, not REPLACE INTO.
+const WRITE = /\b(INSERT|UPDATE|DELETE)\b|\bREPLACE\b(?!\s*\()/i;
 const encoder = new TextEncoder();
 
 const limitError = (message: string) => new Error(`D1_ERROR: ${message}`);

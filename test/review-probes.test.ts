@@ -60,10 +60,10 @@ describe('email changes: 5 a minute per user, the API and the dashboard together
     const statuses: number[] = [];
     statuses.push((await call('/user/profile', { key: user.key, method: 'PUT', body: { email: taken } })).status);
     statuses.push((await call('/user/profile', { key: other, method: 'PUT', body: { email: free(1) } })).status);
-    statuses.push((await visit('/dashboard/profile', { cookie: user.cookie, form: { name: 'Ada', email: free(2) } })).status);
+    statuses.push((await visit('/dashboard/profile', { cookie: user.cookie, form: { name: 'Ada', email: free(2), current_password: PASSWORD } })).status);
     statuses.push((await call('/user/profile', { key: user.key, method: 'PUT', body: { email: taken } })).status);
     // The current address again (the dashboard form always sends it), in any letter case: no change, no count.
-    for (let i = 0; i < 3; i++) statuses.push((await visit('/dashboard/profile', { cookie: user.cookie, form: { name: `Ada ${i}`, email: free(2).toUpperCase() } })).status);
+    for (let i = 0; i < 3; i++) statuses.push((await visit('/dashboard/profile', { cookie: user.cookie, form: { name: `Ada ${i}`, email: free(2).toUpperCase(), current_password: '' } })).status);
     statuses.push((await call('/user/profile', { key: other, method: 'PUT', body: { email: free(3) } })).status);
     expect(statuses).toEqual([422, 200, 303, 422, 303, 303, 303, 200]);
 
@@ -73,7 +73,7 @@ describe('email changes: 5 a minute per user, the API and the dashboard together
       expectError(limited, 429, 'RATE_LIMITED');
       expect(limited.headers.get('Retry-After')).toBe('60');
     }
-    expect((await visit('/dashboard/profile', { cookie: user.cookie, form: { name: 'Ada', email: taken } })).status).toBe(429);
+    expect((await visit('/dashboard/profile', { cookie: user.cookie, form: { name: 'Ada', email: taken, current_password: PASSWORD } })).status).toBe(429);
     expect(changedTables(before, await snapshot())).toEqual([]);
     // A rename alone is no email change.
     expect((await call('/user/profile', { key: user.key, method: 'PUT', body: { name: 'Still Ada' } })).status).toBe(200);

@@ -48,6 +48,8 @@ async function profilePage(c: Context<AppEnv>, { form, values, problem }: Profil
             <form method="post" action="/dashboard/profile">
               <Field name="name" label="Name" value={shown.name} problem={profileProblem} autocomplete="name" required maxlength={100} />
               <Field name="email" label="Email" type="email" value={shown.email} problem={profileProblem} autocomplete="email" required />
+              <p class="muted">Changing your email? Enter your current password too.</p>
+              <Field name="current_password" label="Current password" type="password" idPrefix="profile" problem={profileProblem} autocomplete="current-password" />
               <Checkbox name="email_receipts" label="Email me receipts" checked={shown.email_receipts === 'on'} />
               <button type="submit">Save profile</button>
             </form>
@@ -88,7 +90,7 @@ export const profilePages = new Hono<AppEnv>()
         // The checkbox is posted as "on" when ticked and not at all otherwise.
         const { email_receipts, ...details } = fields;
         const changes = { ...parseForm(UpdateProfileBody, details), email_receipts: email_receipts === 'on' };
-        await updateProfile(c.var.db, c.var.caller, changes, emailChangeThrottle(c), mailFor(c));
+        await updateProfile(c.var.db, c.var.caller, changes, { emailChange: emailChangeThrottle(c), passwordCheck: passwordCheckThrottle(c) }, mailFor(c));
         return c.redirect(withDone('/dashboard/profile', 'profile_saved'), 303);
       },
       (c, fields, problem) => profilePage(c, { form: 'profile', values: fields, problem }, problem.status),

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { index, integer, sqliteTable, text, uniqueIndex, type AnySQLiteColumn } from 'drizzle-orm/sqlite-core';
 
 // Mirrors migrations/*.sql (test/schema.test.ts keeps the two in agreement). Money columns are integer cents.
 
@@ -44,10 +44,15 @@ export const apiKeys = sqliteTable(
     allowedIps: text('allowed_ips'),
     ipRanges: text('ip_ranges'),
     expiresAt: text('expires_at'),
+    /** The API key that made this one (its family: src/services/api-keys.ts); null when no key did. */
+    createdByKeyId: integer('created_by_key_id').references((): AnySQLiteColumn => apiKeys.id),
+    /** The makers' ids, root first: '/<id>/<id>/', or '/' when no key made it. */
+    ancestry: text('ancestry').notNull().default('/'),
   },
   (t) => [
     uniqueIndex('api_keys_key_hash_unique').on(t.keyHash),
     index('api_keys_user_active').on(t.userId, t.revokedAt),
+    index('api_keys_ancestry').on(t.ancestry),
   ],
 );
 
@@ -402,6 +407,19 @@ export const passwordResets = sqliteTable(
     usedAt: text('used_at'),
   },
   (t) => [uniqueIndex('password_resets_token_hash_unique').on(t.tokenHash), index('password_resets_user').on(t.userId)],
+);
+
+/** "Forgot password?" requests per address (src/services/forgot-password.ts), written whether or not it has an account. */
+export const passwordResetRequests = sqliteTable(
+  'password_reset_requests',
+  {
+    /** SHA-256 of the address in lower case. */
+    addressHash: text('address_hash').primaryKey(),
+    /** JSON array of the last hour's requests let through: '<time> <marker>'. */
+    recent: text('recent').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [index('password_reset_requests_updated').on(t.updatedAt)],
 );
 
 export const EMAIL_TEMPLATES = [

@@ -4,8 +4,13 @@ import { createRouter, errorResponses, IdParams, idLinks, jsonBody, jsonResponse
 import { CreateApiKeyBody, ScopeName } from '../schemas/api-keys';
 import { createApiKey, listApiKeys, revokeApiKey } from '../services/api-keys';
 
-/** What a key may do, shown on every key. */
+/** What a key may do, shown on every key, and the key that made it. */
 const keyLimits = {
+  created_by_key_id: z
+    .number()
+    .int()
+    .nullable()
+    .openapi({ description: 'The API key that made this one (its maker: this key never outlives it); null when made in the dashboard or by the operator' }),
   scopes: z.array(ScopeName),
   spend_limit_per_day: z.number().nullable().openapi({ description: 'USD per UTC day; null: no limit' }),
   allowed_ips: z.array(z.string()).nullable().openapi({ description: 'addresses and CIDR ranges; null: anywhere' }),
@@ -20,7 +25,9 @@ const ApiKey = z
     last_used_at: z.string().nullable().openapi({ format: 'date-time' }),
     created_at: z.string().openapi({ format: 'date-time' }),
     ...keyLimits,
-    spent_today: z.number().openapi({ description: "USD of this key's purchases since 00:00 UTC, cancelled ones included" }),
+    spent_today: z.number().openapi({
+      description: "USD of the purchases since 00:00 UTC of this key and of every key made from it (revoked ones too), cancelled ones included: what its spend_limit_per_day counts",
+    }),
   })
   .openapi('ApiKey');
 

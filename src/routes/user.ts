@@ -72,13 +72,14 @@ export const userRouter = createRouter()
       path: '/profile',
       operationId: 'updateProfile',
       tags,
-      summary: 'Update name, email and/or email_receipts (email changes: 5 a minute per user, 429 beyond)',
+      summary: 'Update name, email and/or email_receipts (email changes: 5 a minute per user, 429 beyond; with a restricted key, current_password)',
       ...needsScope('account'),
       request: { body: jsonBody(UpdateProfileBody) },
       responses: { 200: jsonResponse(envelope(OwnProfileSchema), 'Updated'), ...errorResponses(401, 422, 429) },
     }),
     async (c) => {
-      const profile = await updateProfile(c.var.db, c.var.caller, c.req.valid('json'), emailChangeThrottle(c), mailFor(c));
+      const throttles = { emailChange: emailChangeThrottle(c), passwordCheck: passwordCheckThrottle(c) };
+      const profile = await updateProfile(c.var.db, c.var.caller, c.req.valid('json'), throttles, mailFor(c));
       return c.json(ok(presentOwnProfile(profile), 'Profile updated.'), 200);
     },
   )

@@ -17,6 +17,15 @@ export const UpdateProfileBody = z.object({
   email: userEmail.optional(),
   /** false: no order receipts or deposit notices by email (security notices are always sent). */
   email_receipts: z.boolean().optional(),
+  /** Needed to change the email with a restricted API key, and in the dashboard (src/services/users.ts). */
+  current_password: z
+    .string('current_password must be a string')
+    .max(200, 'current_password is too long')
+    .optional()
+    .openapi({
+      description:
+        'Required to change `email` with a restricted API key (fewer than all six scopes, a spend limit, allowed IPs or an expiry); missing or wrong → 422. Checks count with those of POST /user/password (5 a minute).',
+    }),
 });
 
 const newPassword = z.string().min(8, 'new_password must be at least 8 characters').max(200, 'new_password is too long');

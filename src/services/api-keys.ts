@@ -1,7 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { rowsOf } from '../db/batch';
 import type { Db } from '../db/client';
-import { apiKeys } from '../db/schema';
 import { randomBase62, sha256Hex } from '../lib/crypto';
 import { ApiError, notFound } from '../lib/errors';
 import { ipRange, rangesWithin } from '../lib/ip';
@@ -9,10 +8,9 @@ import { centsToAmount } from '../lib/money';
 import { ALL_SCOPES, scopeMask, scopesOf, type Scope } from '../lib/scopes';
 import { isoNow } from '../lib/time';
 import type { CreateApiKeyRequest } from '../schemas/api-keys';
-import { readAs, writeAs, type Caller } from './caller';
+import { readAs, writeAs, writeOutcomeAs, type Caller } from './caller';
 import { recordClaim, type IdempotencyClaim } from './idempotency';
-import { endOwnedRow } from './owned-rows';
-import { spentTodayCents } from './spend-limits';
+import { ancestorIds, descendantOf, familySpentTodayCents } from './spend-limits';
 
 export const MAX_ACTIVE_KEYS = 5;
 const KEY_PREFIX = 'sk_live_';
@@ -39,19 +37,34 @@ export interface KeyRow {
 }
 
 /**
+ * A key of alias `key` is in use: not revoked, and no key above it revoked or expired (a key never outlives its maker:
+ * revoking one revokes its descendants in the same statement, and a child's expiry is never later than its maker's,
+ * so this only hides a child whose maker expired first). Such keys are listed and count towards the five.
+ */
+export const keyInUse = (key: string, now: string) => {
+  const k = sql.identifier(key);
+  return sql`${k}.revoked_at IS NULL AND (${k}.ancestry = '/' OR NOT EXISTS (
+    SELECT 1 FROM api_keys up WHERE up.id IN (SELECT value FROM json_each(${ancestorIds(sql`${k}.ancestry`)}))
+      AND (up.revoked_at IS NOT NULL OR up.expires_at <= ${now})))`;
+};
+
+/**
  * The INSERT that adds a key only while its owner has fewer than five active ones, so the limit holds under
  * concurrency. `owner` is a scalar SQL expression (a brand-new user is addressed by email within its creation batch).
- * A key made by another key (`grant.maker`, NULL while that key may not act) takes what the request leaves out from
- * its maker and may not be wider than it; both are decided here, in the creation's batch.
+ * A key made by another key (`grant.maker`, NULL while that key may not act) is its child (`created_by_key_id`, and
+ * the maker's path in `ancestry`), takes what the request leaves out from its maker and may not be wider than it; all
+ * decided here, in the creation's batch.
  */
 export function insertKeyUnderLimit(owner: SQL, name: string, issued: IssuedKey, now: string, grant: KeyGrant = {}): SQL {
   const v = grantedValues(grant.limits ?? {});
   return sql`
-    INSERT INTO api_keys (user_id, name, key_hash, key_preview, created_at, scopes, spend_limit_cents, allowed_ips, ip_ranges, expires_at)
-    SELECT owner.id, ${name}, ${issued.keyHash}, ${issued.keyPreview}, ${now}, ${v.scopes}, ${v.spendLimitCents}, ${v.allowedIps}, ${v.ipRanges}, ${v.expiresAt}
+    INSERT INTO api_keys (user_id, name, key_hash, key_preview, created_at, scopes, spend_limit_cents, allowed_ips, ip_ranges, expires_at,
+                          created_by_key_id, ancestry)
+    SELECT owner.id, ${name}, ${issued.keyHash}, ${issued.keyPreview}, ${now}, ${v.scopes}, ${v.spendLimitCents}, ${v.allowedIps}, ${v.ipRanges}, ${v.expiresAt},
+           maker.id, coalesce(maker.ancestry || maker.id || '/', '/')
     FROM (SELECT ${owner} AS id) AS owner LEFT JOIN api_keys maker ON maker.id = ${grant.maker ?? null}
     WHERE owner.id IS NOT NULL
-      AND (SELECT count(*) FROM api_keys WHERE user_id = owner.id AND revoked_at IS NULL) < ${MAX_ACTIVE_KEYS}
+      AND (SELECT count(*) FROM api_keys active WHERE active.user_id = owner.id AND ${keyInUse('active', now)}) < ${MAX_ACTIVE_KEYS}
       AND (maker.id IS NULL OR ${withinMaker(v)})
     RETURNING id, name, key_preview, created_at`;
 }
@@ -170,6 +183,8 @@ function widerThanMaker(limits: KeyLimits, maker: MakerRow | undefined): ApiErro
 
 /** A key as the API shows it (never its hash or full value). */
 export interface ApiKeyView extends KeyRow {
+  /** The key that made this one; null when it was made in the dashboard or by the operator. */
+  created_by_key_id: number | null;
   scopes: Scope[];
   spend_limit_per_day: number | null;
   allowed_ips: string[] | null;
@@ -177,13 +192,14 @@ export interface ApiKeyView extends KeyRow {
 }
 
 interface KeyViewRow extends KeyRow {
+  created_by_key_id: number | null;
   scopes: number;
   spend_limit_cents: number | null;
   allowed_ips: string | null;
   expires_at: string | null;
 }
 
-const keyColumns = sql`id, name, key_preview, created_at, scopes, spend_limit_cents, allowed_ips, expires_at`;
+const keyColumns = sql`id, name, key_preview, created_at, created_by_key_id, scopes, spend_limit_cents, allowed_ips, expires_at`;
 
 function keyView({ scopes, spend_limit_cents, allowed_ips, ...row }: KeyViewRow): ApiKeyView {
   return {
@@ -194,12 +210,16 @@ function keyView({ scopes, spend_limit_cents, allowed_ips, ...row }: KeyViewRow)
   };
 }
 
-/** The caller's active keys, newest first, each with what it spent today (UTC). Expired keys are listed: revoke them. */
+/**
+ * The caller's keys in use, newest first, each with what its family spent today (UTC: its own purchases and those of
+ * every key made from it, what its limit counts). Expired keys are listed (revoke them); a key made from a revoked or
+ * expired key is not.
+ */
 export async function listApiKeys(d1: Db, caller: Caller) {
   const now = isoNow();
   const [keys] = await readAs(d1, caller, [
-    sql`SELECT ${keyColumns}, last_used_at, ${spentTodayCents(sql`api_keys.id`, now)} AS spent_cents FROM api_keys
-        WHERE user_id = ${caller.userId} AND revoked_at IS NULL ORDER BY created_at DESC, id DESC`,
+    sql`SELECT ${keyColumns}, last_used_at, ${familySpentTodayCents('listed', now)} AS spent_cents FROM api_keys listed
+        WHERE user_id = ${caller.userId} AND ${keyInUse('listed', now)} ORDER BY created_at DESC, id DESC`,
   ]);
   return rowsOf<KeyViewRow & { last_used_at: string | null; spent_cents: number }>(keys).map(({ spent_cents, last_used_at, ...row }) => ({
     ...keyView(row),
@@ -208,9 +228,39 @@ export async function listApiKeys(d1: Db, caller: Caller) {
   }));
 }
 
-/** Revoke one of the caller's keys (the very key of the request included: it is proved before the revoke). */
+/**
+ * The one statement that revokes a live key of `userId` (SQL) and, with it, every key made from it however deep: the
+ * key's own row and each live descendant (one range of api_keys_ancestry) get the same `revoked_at`. Its subqueries
+ * are evaluated once, before any row changes, so a key revoking its own maker (or itself) revokes the whole family.
+ * Every path that revokes a key uses it, so no child outlives its maker.
+ */
+export const revokeKeyFamily = (userId: SQL, keyId: number, now: string) => {
+  const revocable = sql`rk.id = ${keyId} AND rk.user_id = ${userId} AND rk.revoked_at IS NULL`;
+  return sql`
+  UPDATE api_keys SET revoked_at = ${now}
+  WHERE user_id = ${userId} AND revoked_at IS NULL
+    AND id IN (SELECT rk.id FROM api_keys rk WHERE ${revocable}
+               UNION ALL
+               SELECT d.id FROM api_keys rk JOIN api_keys d ON ${descendantOf('d', 'rk')} WHERE ${revocable})`;
+};
+
+/**
+ * Revoke one of the caller's keys and every key made from it (the very key of the request included: it is proved
+ * before the revoke). The UPDATE's own change count says whether this very request revoked it (two requests in the
+ * same millisecond share a timestamp); only when a fault hid the outcome does the time, generated here, settle it.
+ */
 export async function revokeApiKey(d1: Db, caller: Caller, keyId: number): Promise<void> {
-  if (!(await endOwnedRow(d1, caller, apiKeys, apiKeys.revokedAt, keyId))) throw notFound('API key');
+  const now = isoNow();
+  const {
+    reads: [changed, row],
+    settled,
+  } = await writeOutcomeAs(d1, caller, {
+    writes: [revokeKeyFamily(caller.userId, keyId, now)],
+    reads: [sql`SELECT changes() AS changed`, sql`SELECT id FROM api_keys WHERE id = ${keyId} AND revoked_at = ${now}`],
+    committed: ([, result]) => rowsOf(result).length > 0,
+  });
+  const revoked = settled ? rowsOf(row).length > 0 : rowsOf<{ changed: number }>(changed)[0].changed > 0;
+  if (!revoked) throw notFound('API key');
 }
 
 /** After a request the key authenticated: refresh last_used_at when it is older than a minute. */

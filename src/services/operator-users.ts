@@ -9,6 +9,7 @@ import { isoNow } from '../lib/time';
 import { auditEntry, jsonDetails, writeAsActor, type Actor } from './audit-log';
 import type { Query } from './caller';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
+import { retireResetLinks } from './password-resets';
 
 // Users as the operator sees them (GET /admin/users, the console's users pages) and the operator's changes to them.
 
@@ -129,9 +130,16 @@ export async function updateUser(d1: Db, actor: Actor, userId: number, changes: 
     sql`updated_at = ${now}`,
   ];
   const updated = sql`id = ${userId} AND updated_at = ${now}`;
+  // Disabling the account, or giving it another address, retires its reset links (before the UPDATE, which the
+  // comparison with the old address needs; a refused change rolls it back with the batch).
+  const retireWhen = [
+    ...(changes.disabled === true ? [sql`1`] : []),
+    ...(changes.email === undefined ? [] : [sql`EXISTS (SELECT 1 FROM users WHERE id = ${userId} AND NOT (email = ${changes.email} COLLATE NOCASE))`]),
+  ];
   try {
     const { reads } = await writeAsActor(d1, actor, {
       writes: [
+        ...(retireWhen.length === 0 ? [] : [retireResetLinks(sql`${userId}`, now, sql`(${sql.join(retireWhen, sql` OR `)})`)]),
         sql`UPDATE users SET ${sql.join(assignments, sql`, `)} WHERE id = ${userId}`,
         ...(claim ? recordClaim(OPERATOR, claim, detailSnapshot(userId, updated)) : []),
         auditEntry(actor, { action: 'user.updated', target: sql`'user:' || id`, details: jsonDetails({ ...changes }), from: sql`FROM users WHERE ${updated}` }, now),

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { rowsOf, toStatement } from '../db/batch';
 import type { Db } from '../db/client';
 import { writeBatch } from '../db/d1';
@@ -13,6 +13,8 @@ import { endSessionsOnPasswordChange, newSessionToken, SESSION_TOKEN_SHAPE } fro
 
 // Password reset links an operator makes for a user (no email is sent yet): 256 random bits in the link, only their
 // SHA-256 stored; one use, within RESET_TTL_MS; using one sets the password and ends every session of the user.
+// Every link of a user is retired (`retireResetLinks`) in the batch of any change that should end them: one of them
+// used, the password changed by any path, the email changed, the account disabled.
 
 export const RESET_TTL_MS = 60 * 60_000;
 export const RESET_PATH = '/dashboard/reset-password/';
@@ -72,6 +74,13 @@ export async function createPasswordReset(
   return { url, expiresAt };
 }
 
+/**
+ * The statement that retires every still-usable reset link of `userId` (SQL): each expires now, so its page is a 404
+ * and it changes nothing. `when` is the change's own condition (only when this batch really changed the password...).
+ */
+export const retireResetLinks = (userId: SQL, now: string, when: SQL = sql`1`): SQL =>
+  sql`UPDATE password_resets SET expires_at = ${now} WHERE user_id = ${userId} AND used_at IS NULL AND expires_at > ${now} AND ${when}`;
+
 const usable = (tokenHash: string, now: string) => sql`token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > ${now}`;
 
 /** Whether a link can still be used (its page): one read. */
@@ -82,8 +91,8 @@ export async function resetLinkUsable(d1: Db, token: string): Promise<boolean> {
 }
 
 /**
- * Use a link: one batch sets the password (only while the link is usable), ends every session of the user, and
- * marks the link used. An unknown, used or expired link changes nothing: 404.
+ * Use a link: one batch sets the password (only while the link is usable), ends every session of the user, marks the
+ * link used and retires the user's other links. An unknown, used or expired link changes nothing: 404.
  */
 export async function resetPassword(d1: Db, token: string, password: string, mail?: Mail): Promise<void> {
   if (!SESSION_TOKEN_SHAPE.test(token)) throw notFound('Page');
@@ -98,6 +107,7 @@ export async function resetPassword(d1: Db, token: string, password: string, mai
       endSessionsOnPasswordChange(owner, passwordHash, null),
       sql`UPDATE password_resets SET used_at = ${now} WHERE ${usable(tokenHash, now)}
             AND EXISTS (SELECT 1 FROM users WHERE id = password_resets.user_id AND password_hash = ${passwordHash})`,
+      retireResetLinks(sql`(SELECT user_id FROM password_resets WHERE token_hash = ${tokenHash} AND used_at = ${now})`, now),
       ...notice.writes,
     ],
     // The new hash is salted afresh: finding it means this very request wrote it.

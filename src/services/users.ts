@@ -15,6 +15,8 @@ import { auditEntry, writeAsActor, type Actor } from './audit-log';
 import { emailChangedEmail, passwordChangedEmail } from './email-notices';
 import { verificationEmail, verificationRequired } from './email-verification';
 import type { Mail } from './mail';
+import { retireResetLinks } from './password-resets';
+import { ALL_SCOPES } from '../lib/scopes';
 
 /**
  * A per-user limit, applied by the caller's route (the platform's Rate Limiting binding): resolves when `userId` may
@@ -130,23 +132,60 @@ export async function getProfile(d1: Db, caller: Caller): Promise<UserProfile> {
   return rowsOf<UserProfile>(user)[0];
 }
 
+/** The limits a profile change may meet: email changes, and checks of the current password (shared with changePassword). */
+export interface ProfileThrottles {
+  emailChange: UserThrottle;
+  passwordCheck: UserThrottle;
+}
+
 /**
- * A new email answers "taken" when another account has it, so email changes are limited per user (`throttle`,
- * before the write). The user is known only once a batch has proved the credential: a request that changes the email
- * makes two round trips (prove and compare, then write), one that only renames makes one.
+ * Whether the caller's API key is restricted (fewer than all six scopes, a spend limit, an IP list or an expiry): such
+ * a key changes the account's email only with the current password. NULL for a caller without a key.
+ */
+const restrictedKey = (caller: Caller) =>
+  caller.keyId
+    ? sql`(SELECT scopes <> ${ALL_SCOPES} OR spend_limit_cents IS NOT NULL OR ip_ranges IS NOT NULL OR expires_at IS NOT NULL
+           FROM api_keys WHERE id = ${caller.keyId})`
+    : sql`NULL`;
+
+/**
+ * A new email answers "taken" when another account has it, so email changes are limited per user (`emailChange`,
+ * before the write). Changing the email with a restricted API key, or in the dashboard (a session), takes the current
+ * password (`current_password`: missing or wrong → 422; its checks limited by `passwordCheck` before any hashing), and
+ * the write is guarded on the password hash just verified. The user is known only once a batch has proved the
+ * credential: a request that changes the email makes two round trips (prove and compare, then write), one that only
+ * renames makes one. A changed email retires the account's reset links in the same batch.
  */
 export async function updateProfile(
   d1: Db,
   caller: Caller,
-  changes: { name?: string; email?: string; email_receipts?: boolean },
-  throttle: UserThrottle,
+  changes: { name?: string; email?: string; email_receipts?: boolean; current_password?: string },
+  throttles: ProfileThrottles,
   mail?: Mail,
 ): Promise<UserProfile> {
+  let verifiedHash: string | null = null;
   if (changes.email !== undefined) {
-    const [current] = await readAs(d1, caller, [sql`SELECT email = ${changes.email} COLLATE NOCASE AS same FROM users WHERE id = ${caller.userId}`]);
+    const [current] = await readAs(d1, caller, [
+      sql`SELECT email = ${changes.email} COLLATE NOCASE AS same, password_hash AS passwordHash, ${restrictedKey(caller)} AS restricted
+          FROM users WHERE id = ${caller.userId}`,
+    ]);
+    const row = rowsOf<{ same: number; passwordHash: string; restricted: number | null }>(current)[0];
     // The same address again (the dashboard's form always sends it), or in other letter case, asks nothing of others.
-    if (!rowsOf<{ same: number }>(current)[0]?.same) await throttle(caller.proved!.userId);
+    if (row && !row.same) {
+      const needsPassword = !caller.keyId || row.restricted === 1;
+      if (needsPassword && !changes.current_password) {
+        throw fieldError('current_password', caller.keyId ? 'current_password is required to change the email with a restricted API key' : 'current_password is required to change the email');
+      }
+      await throttles.emailChange(caller.proved!.userId);
+      if (needsPassword) {
+        await throttles.passwordCheck(caller.proved!.userId);
+        if (!(await verifyPassword(changes.current_password!, row.passwordHash))) throw fieldError('current_password', 'The current password is incorrect.');
+        verifiedHash = row.passwordHash;
+      }
+    }
   }
+  // With a verified password, every statement acts only while the password is still the one verified.
+  const user = verifiedHash === null ? caller.userId : sql`(SELECT id FROM users WHERE id = ${caller.userId} AND password_hash = ${verifiedHash})`;
   const now = isoNow();
   const assignments = [
     ...(changes.name === undefined ? [] : [sql`name = ${changes.name}`]),
@@ -154,7 +193,7 @@ export async function updateProfile(
     ...(changes.email_receipts === undefined ? [] : [sql`email_receipts = ${changes.email_receipts ? 1 : 0}`]),
     sql`updated_at = ${now}`,
   ];
-  const notice = changes.email === undefined ? undefined : emailChangedEmail(mail, caller.userId, changes.email, now);
+  const notice = changes.email === undefined ? undefined : emailChangedEmail(mail, user, changes.email, now);
   // With verification required, a new address is unverified until its own link is opened: links sent before the
   // change no longer verify, even one for an address the account comes back to (A → B → A).
   const verify = changes.email !== undefined && verificationRequired(mail) ? await verificationEmail(mail!, caller.userId, now) : undefined;
@@ -165,11 +204,17 @@ export async function updateProfile(
         sql`UPDATE email_verifications SET expires_at = ${now} WHERE user_id = ${caller.userId} AND used_at IS NULL AND expires_at > ${now} AND ${changed}`,
       ]
     : [];
+  // Before the UPDATE, while the old address can still be compared (a refused change rolls it back with the batch).
+  const retire =
+    changes.email === undefined
+      ? []
+      : [retireResetLinks(user, now, sql`EXISTS (SELECT 1 FROM users WHERE id = ${user} AND NOT (email = ${changes.email} COLLATE NOCASE))`)];
   try {
-    const [user, , ...emailResults] = await writeAs(d1, caller, {
+    const [profile, updated, ...emailResults] = await writeAs(d1, caller, {
       writes: [
         ...(notice?.writes ?? []),
-        sql`UPDATE users SET ${sql.join(assignments, sql`, `)} WHERE id = ${caller.userId}`,
+        ...retire,
+        sql`UPDATE users SET ${sql.join(assignments, sql`, `)} WHERE id = ${user}`,
         ...reverify,
         ...(verify?.writes ?? []),
       ],
@@ -181,9 +226,10 @@ export async function updateProfile(
       ],
       committed: ([, row]) => rowsOf(row).length > 0,
     });
+    if (verifiedHash !== null && rowsOf(updated).length === 0) throw fieldError('current_password', 'The password was changed concurrently; try again.');
     notice?.sent(emailResults[0]);
     verify?.sent(emailResults[notice?.reads.length ?? 0]);
-    return rowsOf<UserProfile>(user)[0];
+    return rowsOf<UserProfile>(profile)[0];
   } catch (err) {
     if (isUniqueViolation(err, 'users.email')) throw emailTaken();
     throw err;
@@ -218,6 +264,7 @@ export async function changePassword(
     writes: [
       sql`UPDATE users SET password_hash = ${nextHash}, updated_at = ${now} WHERE id = ${caller.userId} AND password_hash = ${user.passwordHash}`,
       endSessionsOnPasswordChange(caller.userId, nextHash, keepSession),
+      retireResetLinks(caller.userId, now, sql`EXISTS (SELECT 1 FROM users WHERE id = ${caller.userId} AND password_hash = ${nextHash})`),
       ...notice.writes,
     ],
     // The new hash is salted afresh: finding it means this very request wrote it.

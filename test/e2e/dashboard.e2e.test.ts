@@ -180,7 +180,8 @@ describe.runIf(browserAvailable)('the dashboard in a real browser', () => {
     await otherPage.getByRole('button', { name: 'Sign in' }).click();
     await otherPage.waitForURL(`${server.origin}/dashboard`);
     await otherPage.goto(`${server.origin}/dashboard/profile`);
-    await otherPage.getByLabel('Current password', { exact: true }).fill('journey password');
+    // The profile form has a "Current password" of its own (for an email change): this is the password form's.
+    await otherPage.getByRole('region', { name: 'Change password' }).getByLabel('Current password', { exact: true }).fill('journey password');
     await otherPage.getByLabel('New password', { exact: true }).fill('a new journey password');
     await otherPage.getByLabel('Confirm password', { exact: true }).fill('a new journey password');
     await otherPage.getByRole('button', { name: 'Change password' }).click();
