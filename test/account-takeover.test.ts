@@ -1,6 +1,7 @@
 import { env } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PASSWORD, signedInUser, visit } from './dashboard-helpers';
+import { callWithQueue, send } from './email-helpers';
 import { call, expectError, newUser, unique, type CallOptions, type TestUser } from './helpers';
 
 // An account a key cannot take: a restricted key changes the email only with the current password, and every reset
@@ -207,6 +208,17 @@ describe('"Forgot password?" does the same database work for any address', () =>
     expect((await forgot(user.email)).status).toBe(202);
     const after = await env.DB.prepare('SELECT count(*) AS n FROM password_resets WHERE user_id = ?').bind(user.id).first<{ n: number }>();
     expect(after!.n).toBe(4);
+  });
+
+  it('after the answer, one queue message either way; the one for an unknown address names no email, the consumer drops it', async () => {
+    const user = await newUser();
+    const known = await callWithQueue('/auth/forgot-password', { body: { email: user.email } });
+    const unknown = await callWithQueue('/auth/forgot-password', { body: { email: `${unique('nobody')}@example.com` } });
+    expect(known.jobs).toHaveLength(1);
+    expect(unknown.jobs).toHaveLength(1);
+    expect(unknown.jobs[0]).toEqual({ email_id: expect.stringMatching(/^eml_/) });
+    const { sent } = await send(unknown.jobs);
+    expect(sent).toEqual([]);
   });
 
   it('rows nobody touched for an hour are deleted by later requests', async () => {

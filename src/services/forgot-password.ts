@@ -14,7 +14,8 @@ import { newSessionToken } from './sessions';
 // the same work, a token, the hash of the address, and one batch that writes the address's request row (its sliding
 // log of the requests of the last hour let through, at most RESETS_PER_HOUR) whether or not an account has the
 // address. A link and its email are written only for an existing, enabled account whose row let this request through
-// (more are silently not sent).
+// (more are silently not sent). After the answer, one queue message either way: the email's, or, when none was
+// written, one naming the email that was not (the consumer finds no such email and drops it).
 
 export const FORGOT_PASSWORD_ANSWER = 'If an account exists for that address, a reset link is on its way.';
 export const RESETS_PER_HOUR = 3;
@@ -55,5 +56,6 @@ export async function requestPasswordReset(d1: Db, email: string, mail: Mail | u
     // the request twice).
     committed: ([, row]) => rowsOf(row).length > 0,
   });
-  notice.sent(reads[0]);
+  if (rowsOf(reads[0]).length > 0) notice.sent(reads[0]);
+  else mail.send(notice.ids.map((id) => ({ email_id: id })));
 }
