@@ -37,9 +37,10 @@ export interface KeyRow {
 }
 
 /**
- * A key of alias `key` is in use: not revoked, and no key above it revoked or expired (a key never outlives its maker:
+ * A key of alias `key` is listed: not revoked, and no key above it revoked or expired (a key never outlives its maker:
  * revoking one revokes its descendants in the same statement, and a child's expiry is never later than its maker's,
- * so this only hides a child whose maker expired first). Such keys are listed and count towards the five.
+ * so this only hides a child whose maker expired first). A hidden key still counts towards the five until its
+ * expired maker, which is listed, is revoked, and it with it.
  */
 export const keyInUse = (key: string, now: string) => {
   const k = sql.identifier(key);
@@ -64,7 +65,7 @@ export function insertKeyUnderLimit(owner: SQL, name: string, issued: IssuedKey,
            maker.id, coalesce(maker.ancestry || maker.id || '/', '/')
     FROM (SELECT ${owner} AS id) AS owner LEFT JOIN api_keys maker ON maker.id = ${grant.maker ?? null}
     WHERE owner.id IS NOT NULL
-      AND (SELECT count(*) FROM api_keys active WHERE active.user_id = owner.id AND ${keyInUse('active', now)}) < ${MAX_ACTIVE_KEYS}
+      AND (SELECT count(*) FROM api_keys WHERE user_id = owner.id AND revoked_at IS NULL) < ${MAX_ACTIVE_KEYS}
       AND (maker.id IS NULL OR ${withinMaker(v)})
     RETURNING id, name, key_preview, created_at`;
 }
