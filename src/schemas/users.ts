@@ -16,7 +16,7 @@ export const UpdateProfileBody = z.object({
   name: userName.optional(),
   email: userEmail.optional(),
   /** false: no order receipts or deposit notices by email (security notices are always sent). */
-  email_receipts: z.boolean().optional(),
+  email_receipts: z.boolean('email_receipts must be a boolean').optional(),
 });
 
 const newPassword = z.string().min(8, 'new_password must be at least 8 characters').max(200, 'new_password is too long');
