@@ -12,6 +12,8 @@ export const ERROR_STATUS = {
   SPEND_LIMIT_REACHED: 403,
   IP_NOT_ALLOWED: 403,
   NOT_FOUND: 404,
+  // A known path called with a method it does not serve (with `Allow`: src/middleware/method-not-allowed.ts).
+  METHOD_NOT_ALLOWED: 405,
   VALIDATION_FAILED: 422,
   INSUFFICIENT_BALANCE: 400,
   INSUFFICIENT_STOCK: 400,
