@@ -1,9 +1,9 @@
 import { z } from '@hono/zod-openapi';
-import { emailAddress, trimmedText, withConfirmation } from '../lib/validation';
+import { emailAddress, humanLine, withConfirmation } from '../lib/validation';
 
 // Request schemas of users and their passwords, shared by the API (src/routes/) and the dashboard (src/dashboard/).
 
-export const userName = trimmedText('name', 100);
+export const userName = humanLine('name', 100);
 export const userEmail = emailAddress('email');
 
 export const CreateUserBody = z.object({
