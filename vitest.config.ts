@@ -24,6 +24,8 @@ export default defineConfig({
           // The test worker's own origin (test/helpers.ts' BASE): no payment link a test follows can lead to a
           // developer's `npm run dev` on :8787. Outbound requests are refused anyway (test/network.ts).
           PAYMENT_BASE_URL: 'http://localhost',
+          // Links in emails start with it, never with the request's Host (test/email-links.test.ts).
+          PUBLIC_BASE_URL: 'http://localhost',
           DEV_CHECKOUT: 'true',
           ORDER_HOLD_HOURS: '24',
           DEPOSIT_TTL_MINUTES: '60',

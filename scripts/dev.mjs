@@ -5,7 +5,7 @@ import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { assertNodeVersion, spawnWrangler } from './wrangler.mjs';
 import { DEMO_OPERATOR, DEMO_USER } from './seed.mjs';
 import { demoWallet, persist, prepareLocalDatabase } from './local-db.mjs';
-import { localPaymentBaseUrl } from './payment-base-url.mjs';
+import { localPaymentBaseUrl, localPublicBaseUrl } from './payment-base-url.mjs';
 import { vendorDocs } from './vendor-docs.mjs';
 
 const PORT = process.env.PORT ?? '8787';
@@ -22,6 +22,7 @@ vendorDocs();
 
 const args = process.argv.slice(2);
 const paymentBase = localPaymentBaseUrl(PORT, args);
+const publicBase = localPublicBaseUrl(PORT, args);
 const { apiKey: demoKey, demoBalanceCents } = prepareLocalDatabase({ paymentBaseUrl: paymentBase.url });
 
 /** Mail on locally (simulated by wrangler dev: printed here), also for a .dev.vars made before email existed. */
@@ -37,6 +38,7 @@ const banner = `
   Admin token:   see ADMIN_TOKEN in .dev.vars
   Checkout page: ${paymentBase.url}/pay/<deposit id>  (PAYMENT_BASE_URL: the payment_url of local deposits)
   Emails:        printed below as they are sent (simulated), and listed on http://localhost:${PORT}/dashboard/console/emails
+                 (their links start with PUBLIC_BASE_URL: ${publicBase.url})
 
   Try it:
     curl -s -H "X-API-Key: ${demoKey ?? '<key>'}" ${base}/wallet/balance
@@ -44,7 +46,7 @@ const banner = `
 `;
 
 // The banner goes out once the server is ready, so it is the last thing on screen rather than buried in wrangler's.
-const child = spawnWrangler(['dev', '--port', PORT, ...persist, ...paymentBase.varArgs, ...localMail(), ...args]);
+const child = spawnWrangler(['dev', '--port', PORT, ...persist, ...paymentBase.varArgs, ...publicBase.varArgs, ...localMail(), ...args]);
 let announced = false;
 child.stdout.on('data', (chunk) => {
   process.stdout.write(chunk);

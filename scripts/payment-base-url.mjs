@@ -1,16 +1,19 @@
-// The local PAYMENT_BASE_URL follows the port `npm run dev` listens on, so every deposit's payment_url (and the
-// dashboard's Add funds) leads to this server. A base set to another host (a tunnel, to receive a vendor's webhooks)
-// in .dev.vars, or given with `--var PAYMENT_BASE_URL:<url>`, is kept as it is.
+// The local PAYMENT_BASE_URL and PUBLIC_BASE_URL follow the port `npm run dev` listens on, so every deposit's
+// payment_url (and the dashboard's Add funds) and every link in an email lead to this server. A base set to another
+// host (a tunnel, to receive a vendor's webhooks) in .dev.vars, or given with `--var NAME:<url>`, is kept as it is.
 import { existsSync, readFileSync } from 'node:fs';
 
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
-/** The PAYMENT_BASE_URL line of a .dev.vars file, unquoted, or undefined. */
-export function devVarsPaymentBaseUrl(file = '.dev.vars') {
+/** The `name` line of a .dev.vars file, unquoted, or undefined. */
+export function devVarsValue(name, file = '.dev.vars') {
   if (!existsSync(file)) return undefined;
-  const line = readFileSync(file, 'utf8').split(/\r?\n/).find((l) => /^\s*PAYMENT_BASE_URL\s*=/.test(l));
+  const line = readFileSync(file, 'utf8').split(/\r?\n/).find((l) => new RegExp(`^\\s*${name}\\s*=`).test(l));
   return line?.slice(line.indexOf('=') + 1).trim().replace(/^(["'])(.*)\1$/, '$2');
 }
+
+/** The PAYMENT_BASE_URL line of a .dev.vars file, unquoted, or undefined. */
+export const devVarsPaymentBaseUrl = (file = '.dev.vars') => devVarsValue('PAYMENT_BASE_URL', file);
 
 const isLocal = (url) => {
   try {
@@ -21,13 +24,18 @@ const isLocal = (url) => {
 };
 
 /**
- * The base the server will use, and the `--var` that sets it when it must follow the port (none when the command line
- * names one, or .dev.vars names a host other than this machine).
+ * The base `name` the server will use, and the `--var` that sets it when it must follow the port (none when the
+ * command line names one, or .dev.vars names a host other than this machine).
  */
-export function localPaymentBaseUrl(port, args, configured = devVarsPaymentBaseUrl()) {
-  const given = args.find((arg) => arg.startsWith('PAYMENT_BASE_URL:'));
-  if (given) return { url: given.slice('PAYMENT_BASE_URL:'.length), varArgs: [] };
+export function localBaseUrl(name, port, args, configured = devVarsValue(name)) {
+  const given = args.find((arg) => arg.startsWith(`${name}:`));
+  if (given) return { url: given.slice(name.length + 1), varArgs: [] };
   if (configured && !isLocal(configured)) return { url: configured, varArgs: [] };
   const url = `http://localhost:${port}`;
-  return { url, varArgs: ['--var', `PAYMENT_BASE_URL:${url}`] };
+  return { url, varArgs: ['--var', `${name}:${url}`] };
 }
+
+export const localPaymentBaseUrl = (port, args, configured = devVarsPaymentBaseUrl()) => localBaseUrl('PAYMENT_BASE_URL', port, args, configured);
+
+/** The shop's public origin, for the links in emails (PUBLIC_BASE_URL). */
+export const localPublicBaseUrl = (port, args, configured = devVarsValue('PUBLIC_BASE_URL')) => localBaseUrl('PUBLIC_BASE_URL', port, args, configured);

@@ -7,6 +7,7 @@ import { createRouter } from './routes/openapi';
 import { requestId } from './middleware/request-id';
 import { requestLog } from './middleware/request-log';
 import { renderError } from './middleware/render-error';
+import { methodNotAllowedOrNotFound } from './middleware/method-not-allowed';
 import { adminRouter } from './routes/admin';
 import { authRouter } from './routes/auth';
 import { adminEmailsRouter } from './routes/admin-emails';
@@ -106,7 +107,8 @@ export function createApp() {
   registerDashboardDocs(app);
   registerStorefrontDocs(app);
 
-  app.notFound((c) => renderError(new ApiError('NOT_FOUND', 'No such route.'), c));
+  // A known path with another method: 405 with `Allow`, from the routes registered above; an unknown path: 404.
+  app.notFound(methodNotAllowedOrNotFound(app.routes));
   app.onError(renderError);
   return api;
 }

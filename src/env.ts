@@ -37,6 +37,8 @@ export interface Bindings {
   GATEWAY_POLL_MINUTES?: string;
   GATEWAY_POLL_LIMIT?: string;
   PAYMENT_BASE_URL?: string;
+  /** The shop's public origin: every link in an email starts with it (src/lib/public-base-url.ts). */
+  PUBLIC_BASE_URL?: string;
   ORDER_HOLD_HOURS?: string;
   DEPOSIT_TTL_MINUTES?: string;
   STOCK_CACHE_SECONDS?: string;

@@ -8,7 +8,7 @@ export type { Doc } from './json-schema';
 // ranges, patterns and formats) with no undocumented field. Pure (no Workers imports), so the worker tests and the
 // Node e2e tests share it.
 
-const ROUTE_ONLY_CODES = new Set(['NOT_FOUND', 'UNAUTHORIZED', 'RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'VALIDATION_FAILED']);
+const ROUTE_ONLY_CODES = new Set(['METHOD_NOT_ALLOWED', 'NOT_FOUND', 'UNAUTHORIZED', 'RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'VALIDATION_FAILED']);
 
 function findOperation(doc: Doc, method: string, path: string) {
   for (const [template, operations] of Object.entries(doc.paths)) {
@@ -42,7 +42,7 @@ export async function contractViolations(doc: Doc, method: string, url: string, 
   const found = findOperation(doc, method === 'HEAD' ? 'GET' : method, pathname);
   if (!found) {
     // No such operation: the router's own answers (unknown route, auth or body limits before routing).
-    if (method === 'HEAD') return [401, 404, 413, 429].includes(response.status) && text === '' ? [] : [`HEAD ${pathname}: ${response.status}`];
+    if (method === 'HEAD') return [401, 404, 405, 413, 429].includes(response.status) && text === '' ? [] : [`HEAD ${pathname}: ${response.status}`];
     if (!json) return [`${method} ${pathname}: ${response.status} without a JSON error`];
     const errors = checkErrorEnvelope(response.status, json);
     return ROUTE_ONLY_CODES.has(json.code) ? errors : [...errors, `${method} ${pathname}: undocumented operation answered ${json.code}`];

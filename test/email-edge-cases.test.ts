@@ -60,7 +60,10 @@ describe('hostile names', () => {
 
   it('a name with CR/LF adds no header and leaves To and Subject whole; an address with CR/LF is refused', async () => {
     const name = 'Eve\r\nBcc: victim@example.net\r\nSubject: pwned';
-    const user = await newUser({ balance: 5, name }); // a name is text: the API takes it
+    // The API refuses such a name now (human text); one stored before that rule still changes no header.
+    expectError(await call('/admin/users', { admin: true, body: { name, email: `${unique('eve')}@example.com`, password: 'correct horse battery' } }), 422, 'VALIDATION_FAILED');
+    const user = await newUser({ balance: 5 });
+    await env.DB.prepare('UPDATE users SET name = ? WHERE id = ?').bind(name, user.id).run();
     const product = await newProduct({ price: 1, stock: 1 });
     const bought = await callWithQueue('/orders', { key: user.key, body: { product_id: product.id, quantity: 1 } });
     const reset = await callWithQueue('/auth/forgot-password', { body: { email: user.email } });

@@ -47,6 +47,8 @@ const CONTRACT_ERRORS: Record<string, number> = {
   FORBIDDEN: 403,
   API_KEY_LIMIT_REACHED: 400,
   NOT_FOUND: 404,
+  // a known path called with a method it does not serve (with Allow)
+  METHOD_NOT_ALLOWED: 405,
   VALIDATION_FAILED: 422,
   INSUFFICIENT_BALANCE: 400,
   INSUFFICIENT_STOCK: 400,

@@ -60,7 +60,7 @@ export function parseForm<T extends z.ZodType>(schema: T, fields: Record<string,
   const input: Record<string, unknown> = { ...fields };
   for (const name of numbers) if (typeof fields[name] === 'string' && DECIMAL.test(fields[name])) input[name] = readNumber(fields[name]);
   const result = schema.safeParse(input);
-  if (!result.success) throw validationFailed(fieldErrors(result.error));
+  if (!result.success) throw validationFailed(fieldErrors(result.error, input));
   return result.data;
 }
 

@@ -5,7 +5,12 @@ import { z } from '@hono/zod-openapi';
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
-const isCalendarDay = (day: string) => DAY.test(day) && new Date(`${day}T00:00:00.000Z`).toISOString().startsWith(day);
+/** A real calendar day: month 13, day 00 or 32 parse to no date at all, and 02-30 to another day than the one written. */
+function isCalendarDay(day: string): boolean {
+  if (!DAY.test(day)) return false;
+  const ms = Date.parse(`${day}T00:00:00.000Z`);
+  return Number.isFinite(ms) && new Date(ms).toISOString().startsWith(day);
+}
 
 export const utcDay = (name: string, description: string) =>
   z

@@ -12,6 +12,8 @@ export const ERROR_STATUS = {
   SPEND_LIMIT_REACHED: 403,
   IP_NOT_ALLOWED: 403,
   NOT_FOUND: 404,
+  // A known path called with a method it does not serve (with `Allow`: src/middleware/method-not-allowed.ts).
+  METHOD_NOT_ALLOWED: 405,
   VALIDATION_FAILED: 422,
   INSUFFICIENT_BALANCE: 400,
   INSUFFICIENT_STOCK: 400,
@@ -64,12 +66,29 @@ export const validationFailed = (errors: FieldErrors, message = 'The given data 
 
 export const fieldError = (field: string, message: string) => validationFailed({ [field]: [message] });
 
-/** zod issues as the contract's `errors` object: field path -> messages. */
-export function fieldErrors(error: ZodError): FieldErrors {
+/** What a field that is not there at all fails with (a rule across fields, a `custom` issue, keeps its own words). */
+const TYPE_ISSUES = new Set(['invalid_type', 'invalid_value', 'invalid_union']);
+
+/** The value at `path` in `input`, or undefined when a step is missing. */
+function valueAt(input: unknown, path: PropertyKey[]): unknown {
+  let value = input;
+  for (const step of path) {
+    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, step)) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[step];
+  }
+  return value;
+}
+
+/**
+ * zod issues as the contract's `errors` object: field path -> messages. With the `input` that was validated, a field
+ * that is missing altogether says so ("quantity is required") rather than naming the type it should have had.
+ */
+export function fieldErrors(error: ZodError, input?: unknown): FieldErrors {
   const errors: FieldErrors = {};
   for (const issue of error.issues) {
     const field = issue.path.length > 0 ? issue.path.join('.') : 'body';
-    (errors[field] ??= []).push(issue.message);
+    const missing = input !== undefined && TYPE_ISSUES.has(issue.code) && issue.path.length > 0 && valueAt(input, issue.path) === undefined;
+    (errors[field] ??= []).push(missing ? `${field} is required` : issue.message);
   }
   return errors;
 }

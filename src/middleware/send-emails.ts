@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { resilient } from '../db/d1';
 import type { AppEnv } from '../env';
+import { publicBaseUrl } from '../lib/public-base-url';
 import { enqueueEmails } from '../services/email-outbox';
 import { readMailSettings, type Mail } from '../services/mail';
 import { runAfterResponse } from './after-response';
@@ -14,7 +15,8 @@ export function mailFor(c: Context<AppEnv>): Mail | undefined {
   if (!settings) return undefined;
   return {
     settings,
-    origin: new URL(c.req.url).origin,
+    // Never the request's origin: its Host header is the client's to choose.
+    origin: publicBaseUrl(c.env),
     send: (jobs) => {
       if (jobs.length > 0) runAfterResponse(c, enqueueEmails(resilient(c.env.DB), c.env.EMAIL_QUEUE, jobs));
     },

@@ -5,6 +5,7 @@ import { readConfig, type AppEnv } from '../env';
 import { hmacSha256Hex, openSealed, sealText } from '../lib/crypto';
 import { envelope, ok } from '../lib/envelope';
 import { fieldError } from '../lib/errors';
+import { controlClass } from '../lib/validation';
 import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse } from './openapi';
 import { idempotent } from '../middleware/idempotency';
 import { catalogueChange, publishAfterResponse } from '../middleware/publish-events';
@@ -32,8 +33,8 @@ const tags = ['Admin'];
 // What `checkedUpload` enforces, as patterns for the document: an item once trimmed is at most MAX_ITEM_LENGTH
 // characters with no line break and no control character but the tab, and a blank one is skipped. Each input has one
 // way to match (no runaway backtracking in the tools that evaluate them).
-const ITEM_CHAR = '[^\\x00-\\x08\\x0a-\\x1f\\x7f-\\x9f]';
-const EDGE_CHAR = '[^\\s\\x00-\\x1f\\x7f-\\x9f]';
+const ITEM_CHAR = `[^${controlClass('\t')}]`;
+const EDGE_CHAR = `[^\\s${controlClass()}]`;
 const TRIMMED_ITEM = `${EDGE_CHAR}(?:${ITEM_CHAR}{0,${MAX_ITEM_LENGTH - 2}}${EDGE_CHAR})?`;
 const TEXT_LINE = `[^\\S\\n]*(?:${TRIMMED_ITEM}[^\\S\\n]*)?`;
 

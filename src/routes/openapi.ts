@@ -9,8 +9,10 @@ import { ID_TEXT, IDEMPOTENCY_KEY, MAX_PATH_ID } from '../lib/validation';
 /** Every router validates through this hook, so a bad request is always the same 422 envelope. */
 export function createRouter() {
   return new OpenAPIHono<AppEnv>({
+    // @hono/zod-validator hands the hook the input it validated as `data` (zod-openapi's type leaves it out): a field
+    // missing from it is reported as required.
     defaultHook: (result) => {
-      if (!result.success) throw validationFailed(fieldErrors(result.error));
+      if (!result.success) throw validationFailed(fieldErrors(result.error, (result as { data?: unknown }).data));
     },
   });
 }

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { IP_OR_CIDR_PATTERN } from '../lib/ip';
 import { SCOPES } from '../lib/scopes';
-import { trimmedText, usdAmount } from '../lib/validation';
+import { humanLine, usdAmount } from '../lib/validation';
 
 // Request schemas of API keys, shared by the API and the dashboard's keys page.
 
@@ -25,7 +25,7 @@ export const IpOrCidr = z
  * no limit, anywhere, never expires); `null` asks for none explicitly.
  */
 export const CreateApiKeyBody = z.object({
-  name: trimmedText('name', 100),
+  name: humanLine('name', 100),
   scopes: z
     .array(ScopeName, 'scopes must be an array')
     .min(1, 'scopes must name at least one scope')

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { DateRangeQuery } from '../lib/date-range';
 import { PaginationQuery } from '../lib/pagination';
-import { optionalIdQuery, trimmedText, usdAmount } from '../lib/validation';
+import { humanLine, humanText, optionalIdQuery, usdAmount } from '../lib/validation';
 import { GATEWAYS } from '../services/gateways';
 import type { VolumePrice } from '../services/pricing';
 import { fieldError } from '../lib/errors';
@@ -16,7 +16,7 @@ export const AdjustmentBody = z.object({
   amount: usdAmount('amount', -MAX_ADJUSTMENT_CENTS, MAX_ADJUSTMENT_CENTS)
     .refine((cents) => cents !== 0, 'amount must not be zero')
     .openapi({ not: { const: 0 } }),
-  description: trimmedText('description', 500),
+  description: humanLine('description', 500),
 });
 
 const packSizes = z
@@ -48,12 +48,12 @@ export const volumePrices = z
       'or `price` below every tier; `min_quantity` >= 2 and increasing, each price below the one before and below `price`, at most 10; `null` or `[]` = none',
   });
 /** Plain text with its line breaks, shown as written (never HTML or Markdown). */
-const productDescription = trimmedText('description', 2000);
+const productDescription = humanText('description', 2000);
 
 export const ProductBody = z.object({
-  name: trimmedText('name', 200),
-  sku: trimmedText('sku', 100),
-  category: trimmedText('category', 100).nullable().optional(),
+  name: humanLine('name', 200),
+  sku: humanLine('sku', 100),
+  category: humanLine('category', 100).nullable().optional(),
   price: usdAmount('price', 1, MAX_PRICE_CENTS),
   allowed_quantities: packSizes.optional(),
   volume_prices: volumePrices.optional(),

@@ -1,9 +1,9 @@
 import { z } from '@hono/zod-openapi';
-import { emailAddress, trimmedText, withConfirmation } from '../lib/validation';
+import { emailAddress, humanLine, withConfirmation } from '../lib/validation';
 
 // Request schemas of users and their passwords, shared by the API (src/routes/) and the dashboard (src/dashboard/).
 
-export const userName = trimmedText('name', 100);
+export const userName = humanLine('name', 100);
 export const userEmail = emailAddress('email');
 
 export const CreateUserBody = z.object({
@@ -16,7 +16,7 @@ export const UpdateProfileBody = z.object({
   name: userName.optional(),
   email: userEmail.optional(),
   /** false: no order receipts or deposit notices by email (security notices are always sent). */
-  email_receipts: z.boolean().optional(),
+  email_receipts: z.boolean('email_receipts must be a boolean').optional(),
   /** Needed to change the email with a restricted API key, and in the dashboard (src/services/users.ts). */
   current_password: z
     .string('current_password must be a string')

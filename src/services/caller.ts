@@ -66,7 +66,7 @@ export function apiKeyCaller(keyHash: string, clientIp: string | undefined, now 
     proof: sql`SELECT user_id AS userId, id AS credentialId, last_used_at AS lastUsedAt, scopes, ${fromHere} AS placeAllowed
                FROM api_keys WHERE ${live}`,
     refusal(proof) {
-      if (proof.placeAllowed === 0) return new ApiError('IP_NOT_ALLOWED', 'This API key may not be used from this address.');
+      if (proof.placeAllowed === 0) return new ApiError('IP_NOT_ALLOWED', 'This API key may not be used from this address.', { ip: [(clientIp ?? 'unknown').slice(0, 64)] });
       const needed = mask(this);
       if (((proof.scopes ?? 0) & needed) !== needed) return insufficientScope(this.requiredScope ? [this.requiredScope] : scopesOf(needed));
       return undefined;

@@ -2,6 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { emailsRecorded, newEmailId, recordEmail, recordedJobs, type EmailJob, type EmailRecord } from './email-outbox';
 import { maskEmail, SUBJECTS } from './email-templates';
 import type { Mail } from './mail';
+import { PUBLIC_BASE_URL_UNSET } from '../lib/public-base-url';
 
 // The emails each effect records in its own batch: a service appends `writes` to its batch's statements (after its
 // effect, which they read), `read` to its reads, and hands the result of that read to `sent` after the commit. While
@@ -20,8 +21,13 @@ const NO_EMAIL: EmailPlan = { ids: [], writes: [], reads: [], sent: () => {} };
 
 export function plan(mail: Mail | undefined, now: string, emails: (mail: Mail) => Array<EmailRecord & { link?: string }>): EmailPlan {
   if (!mail) return NO_EMAIL;
-  const records = emails(mail);
-  const jobs: EmailJob[] = records.map(({ id, link }) => (link ? { email_id: id, link } : { email_id: id }));
+  // Without PUBLIC_BASE_URL there is no link to give: such an email is recorded failed, never sent with a guessed host.
+  const records = emails(mail).map((record) =>
+    mail.origin === null && (record.carriesLink || record.linksToShop) ? { ...record, link: undefined, failed: PUBLIC_BASE_URL_UNSET } : record,
+  );
+  const jobs: EmailJob[] = records
+    .filter((record) => record.failed === undefined)
+    .map(({ id, link }) => (link ? { email_id: id, link } : { email_id: id }));
   return {
     ids: records.map((record) => record.id),
     writes: records.map((record) => recordEmail(record, now)),
@@ -46,6 +52,7 @@ export const receiptEmail = (mail: Mail | undefined, orderNumber: string, now: s
                             'quantity', o.quantity, 'unit_price_cents', o.list_unit_price_cents,
                             'discount_cents', o.discount_amount_cents, 'coupon', o.coupon, 'total_cents', o.total_amount_cents,
                             'balance_after_cents', t.balance_after_cents, 'order_url', ${origin} || '/dashboard/orders/' || o.id)`,
+      linksToShop: true,
     },
   ]);
 

@@ -32,12 +32,17 @@ export interface EmailRecord {
   userId: SQL;
   data: SQL;
   carriesLink?: boolean;
+  /** Its fields hold a link to the shop (a receipt's order page): like a token link, it needs PUBLIC_BASE_URL. */
+  linksToShop?: boolean;
+  /** Recorded `failed` with this error and never enqueued (a link is needed while PUBLIC_BASE_URL is unset). */
+  failed?: string;
 }
 
 /** The statement that records one email in its effect's batch; it goes after the effect's own statements. */
 export const recordEmail = (email: EmailRecord, now: string): SQL => sql`
-  INSERT INTO emails (id, to_address, user_id, template, subject, data, carries_link, created_at)
-  SELECT ${email.id}, ${email.to}, ${email.userId}, ${email.template}, ${email.subject}, ${email.data}, ${email.carriesLink ? 1 : 0}, ${now}
+  INSERT INTO emails (id, to_address, user_id, template, subject, data, carries_link, status, error, created_at)
+  SELECT ${email.id}, ${email.to}, ${email.userId}, ${email.template}, ${email.subject}, ${email.data}, ${email.carriesLink ? 1 : 0},
+         ${email.failed === undefined ? 'queued' : 'failed'}, ${email.failed ?? null}, ${now}
   ${email.from}`;
 
 /** A read for the end of the batch: which of these emails it recorded. */

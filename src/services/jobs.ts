@@ -71,7 +71,7 @@ export async function runScheduledJobs(env: Bindings, nowMs = Date.now()): Promi
     await emailAlerts(env.DB, readMailSettings(env), now);
   }
   const enqueuedEmails = await drain((limit) => sweepEmails(env.DB, env.EMAIL_QUEUE, nowMs, limit), BATCH_SIZE, 1, 2, spent);
-  const poll = await pollVendors(env.DB, config, nowMs, QUERIES_PER_INVOCATION - spent.statements, scheduledMail(env, config)).catch((err: unknown) => {
+  const poll = await pollVendors(env.DB, config, nowMs, QUERIES_PER_INVOCATION - spent.statements, scheduledMail(env)).catch((err: unknown) => {
     // A database fault in the poll loses nothing: the deposits are asked again on the next run.
     console.warn(JSON.stringify({ level: 'warn', msg: 'deposit poll stopped', class: err instanceof Error ? err.name : typeof err }));
     return { asked: 0, changed: 0, skipped: 0 };

@@ -1,4 +1,5 @@
-import { readConfig, type Bindings, type Config } from '../env';
+import { readConfig, type Bindings } from '../env';
+import { publicBaseUrl } from '../lib/public-base-url';
 import type { EmailJob } from './email-outbox';
 
 // Whether the shop sends email, and what a service needs to record one in its batch. Mail is on only with both the
@@ -28,17 +29,17 @@ export function readMailSettings(env: Bindings): MailSettings | null {
 /** Handed by a route to a service whose effect sends email: the settings, and where committed emails go. */
 export interface Mail {
   settings: MailSettings;
-  /** The service's own origin: links in messages point at it. */
-  origin: string;
+  /** PUBLIC_BASE_URL, where links in messages point; null while it is unset (an email needing a link is then recorded failed). */
+  origin: string | null;
   /** Enqueues the committed emails after the response (a lost enqueue is the scheduled sweep's to redo). */
   send: (jobs: EmailJob[]) => void;
 }
 
 /**
  * The scheduled run's: its emails stay in the outbox for the next run's sweep (enqueueing now would spend statements
- * the run's budget does not have). Links point at PAYMENT_BASE_URL, the service's public origin.
+ * the run's budget does not have). Links point at PUBLIC_BASE_URL, as a request's do.
  */
-export function scheduledMail(env: Bindings, config: Config): Mail | undefined {
+export function scheduledMail(env: Bindings): Mail | undefined {
   const settings = readMailSettings(env);
-  return settings ? { settings, origin: config.paymentBaseUrl, send: () => {} } : undefined;
+  return settings ? { settings, origin: publicBaseUrl(env), send: () => {} } : undefined;
 }

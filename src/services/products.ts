@@ -7,6 +7,7 @@ import { randomBase62 } from '../lib/crypto';
 import { fieldError, notFound } from '../lib/errors';
 import { centsToAmount } from '../lib/money';
 import { isoNow } from '../lib/time';
+import { controlClass } from '../lib/validation';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
 import { auditEntry, jsonDetails, writeAsActor, type Actor } from './audit-log';
 import { volumePricesOf, volumePricesText, type VolumePrice } from './pricing';
@@ -188,10 +189,11 @@ export const MAX_ITEM_LENGTH = 4096;
 export const normaliseItems = (items: string[]) => items.map((item) => item.trim()).filter((item) => item.length > 0);
 
 /**
- * A control character an item may not contain: every one (C0, DEL, C1) but the tab, which separates fields of an item
- * such as `login<TAB>password`. Buyers receive items as text, one per line in the export.
+ * A control character an item may not contain: those no human text may hold (C0, DEL, C1, bidirectional controls:
+ * src/lib/validation.ts) but the tab, which separates fields of an item such as `login<TAB>password`. Buyers receive
+ * items as text, one per line in the export.
  */
-export const ITEM_CONTROL = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/;
+export const ITEM_CONTROL = new RegExp(`[${controlClass('\t')}]`);
 
 /**
  * Upload items, trimmed and non-blank: the one validator of the admin API (JSON and text bodies) and the console's

@@ -79,7 +79,7 @@ export class GenericGateway {
       throw validationFailed({ body: ['The body is not valid JSON.'] });
     }
     const parsed = GenericWebhookBody.safeParse(json);
-    if (!parsed.success) throw validationFailed(fieldErrors(parsed.error));
+    if (!parsed.success) throw validationFailed(fieldErrors(parsed.error, json));
     const { deposit_id: depositId, status, amount: amountCents, transaction_id: transactionId } = parsed.data;
     return { depositId, status, amountCents, transactionId };
   }
