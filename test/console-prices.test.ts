@@ -51,7 +51,7 @@ describe('console: coupons', () => {
       form: { code: 'x', percent_off: '10', amount_off: '1', active: 'on', idempotency_key: crypto.randomUUID() },
     });
     expect(refused.status).toBe(422);
-    expect(refused.text).toContain('code must be 3 to 32 characters');
+    expect(refused.text).toContain('Code must be 3 to 32 characters');
     expect((await call('/admin/coupons', { admin: true })).json.meta.total).toBe(before);
   });
 });
