@@ -58,6 +58,8 @@ export default defineConfig({
           EMAIL_FROM: 'Test Shop <shop@example.com>',
           SHOP_NAME: 'Test Shop',
           EMAIL_VERIFICATION: 'off',
+          // Never on in tests but those that turn it on (test/email-preview.test.ts); `npm run dev` alone sets it.
+          EMAIL_PREVIEW: 'false',
         },
         // The whole suite shares one client IP and a few keys: the production limits would throttle it. A tiny
         // limiter lets test/rate-limit.test.ts reach 429 with a handful of requests.

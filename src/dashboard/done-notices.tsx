@@ -23,6 +23,7 @@ const DONE = {
   image_uploaded: 'Image uploaded: the shop and the product card show it now.',
   image_removed: 'Image removed: the shop shows a neutral placeholder.',
   item_deleted: 'Item deleted: it is no longer in stock and can never be sold.',
+  item_not_deleted: 'Nothing was deleted: that item was sold or deleted meanwhile.',
   password_reset: 'Your new password is set and your other sessions were signed out: sign in with it.',
   profile_saved: 'Profile saved.',
   password_changed: 'Password changed; your sessions on other devices were signed out.',

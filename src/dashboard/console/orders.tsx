@@ -57,7 +57,9 @@ function OrdersFilter({ search, status, range, userId }: { search?: string; stat
 
 export const consoleOrders = new Hono<AppEnv>()
   .get('/console/orders', requireOperatorSession, async (c) => {
-    const { q, user_id: userId, status, from, to, ...pageQuery } = parseForm(OrdersQuery, c.req.query());
+    // The filter form sends every field; an empty one (status "Any", no day) is no filter.
+    const filled = Object.fromEntries(Object.entries(c.req.query()).filter(([, value]) => value !== ''));
+    const { q, user_id: userId, status, from, to, ...pageQuery } = parseForm(OrdersQuery, filled);
     const search = q === '' ? undefined : q;
     const range = { from, to };
     const [{ rows, total, revenueCents }] = await queryAsOperator(c.var.db, c.var.caller, [ordersQuery({ q: search, userId, status, ...range }, pageQuery)]);
