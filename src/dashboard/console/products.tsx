@@ -167,11 +167,13 @@ async function productPage(c: Context<AppEnv>, productId: number, { values, prob
               <dd>{product.unitsSold}</dd>
             </div>
           </dl>
-          <section class="card narrow" aria-labelledby="edit-product">
+          <section class="card" aria-labelledby="edit-product">
             <h2 id="edit-product">Edit</h2>
             {form === 'edit' && <Alert problem={problem} />}
             <form method="post" action={productPath(product.id)}>
-              <ProductFields values={form === 'edit' && values ? values : formValues(product)} problem={form === 'edit' ? problem : undefined} />
+              <div class="columns">
+                <ProductFields values={form === 'edit' && values ? values : formValues(product)} problem={form === 'edit' ? problem : undefined} />
+              </div>
               <button type="submit">Save product</button>
             </form>
           </section>
