@@ -21,6 +21,8 @@ interface Fixtures {
   depositId: number;
   /** An unsold item of the product. */
   stockItemId: number;
+  /** The buyer's order receipt (an email of the outbox). */
+  emailId: string;
 }
 
 export async function consoleFixtures(): Promise<Fixtures> {
@@ -29,7 +31,8 @@ export async function consoleFixtures(): Promise<Fixtures> {
   const order = await buy(buyer, product.id, 1);
   const deposit = await newDeposit(buyer);
   const item = await env.DB.prepare("SELECT id FROM stock_items WHERE product_id = ? AND status = 'available' ORDER BY id LIMIT 1").bind(product.id).first<{ id: number }>();
-  return { buyer, productId: product.id, orderId: order.json.data.id, depositId: deposit.deposit_id, stockItemId: item!.id };
+  const email = await env.DB.prepare("SELECT id FROM emails WHERE to_address = ? AND template = 'order_receipt'").bind(buyer.email).first<{ id: string }>();
+  return { buyer, productId: product.id, orderId: order.json.data.id, depositId: deposit.deposit_id, stockItemId: item!.id, emailId: email!.id };
 }
 
 export const CONSOLE_PAGES: Array<[string, (f: Fixtures) => string]> = [
@@ -52,6 +55,7 @@ export const CONSOLE_PAGES: Array<[string, (f: Fixtures) => string]> = [
   ['orders CSV', () => '/dashboard/console/exports/orders.csv?from=2020-01-01'],
   ['Cancel order confirmation', (f) => `/dashboard/console/orders/${f.orderId}/cancel/confirm`],
   ['Delete item confirmation', (f) => `/dashboard/console/products/${f.productId}/items/${f.stockItemId}/delete/confirm`],
+  ['an email', (f) => `/dashboard/console/emails/${f.emailId}`],
 ];
 
 export const CONSOLE_POSTS: Array<[string, (f: Fixtures) => [string, Record<string, string>]]> = [

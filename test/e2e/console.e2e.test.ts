@@ -110,7 +110,7 @@ describe.runIf(browserAvailable)('the operator console in a real browser', () =>
     // The buyer's order, found by its number.
     await goTo('Orders');
     await page.getByRole('searchbox', { name: 'Search' }).fill(order.order_number);
-    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('button', { name: 'Apply' }).click();
     await page.waitForURL(/\/dashboard\/console\/orders\?q=/);
     await page.getByRole('link', { name: order.order_number }).click();
     expect(await heading()).toBe(`Order ${order.order_number}`);

@@ -1,18 +1,26 @@
+import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contractFetch } from './checked-fetch';
 import { startDevServer, type DevServer } from './dev-server';
 
 // `npm run dev` runs the scheduled job on its own (every minute; DEV_SCHEDULED_SECONDS here, to keep the test short),
 // so a deposit expires locally as in production, with no manual trigger. A server of its own, on the next port: its
-// deposits live one minute (`--var DEPOSIT_TTL_MINUTES:1`), which the shared server's tests must not meet.
+// deposits live one minute (`--var DEPOSIT_TTL_MINUTES:1`), which the shared server's tests must not meet. Its port is
+// one the system says is free (not E2E_PORT + 1, which may be another checkout's server).
 
-const PORT = Number(process.env.E2E_PORT ?? 8797) + 1;
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
 
 describe('npm run dev: the scheduled loop', () => {
   let server: DevServer;
 
   beforeAll(async () => {
-    server = await startDevServer(PORT, { args: ['--var', 'DEPOSIT_TTL_MINUTES:1'], env: { DEV_SCHEDULED_SECONDS: '5' } });
+    server = await startDevServer(await freePort(), { args: ['--var', 'DEPOSIT_TTL_MINUTES:1'], env: { DEV_SCHEDULED_SECONDS: '5' } });
   }, 180_000);
 
   afterAll(async () => {
@@ -30,6 +38,7 @@ describe('npm run dev: the scheduled loop', () => {
     await expect.poll(status, { timeout: 120_000, interval: 2_000 }).toBe('expired');
     expect(server.output().split('Your Worker has access to the following bindings:').length - 1).toBe(1);
     expect(server.output()).not.toContain('GET /__scheduled');
-    expect(server.output()).toMatch(/"msg":"scheduled jobs".*"expiredDeposits":1/);
+    // the run that expired it reports it (its line may reach the terminal a moment after the answer)
+    await expect.poll(() => server.output(), { timeout: 10_000 }).toMatch(/"msg":"scheduled jobs".*"expiredDeposits":1/);
   }, 150_000);
 });
