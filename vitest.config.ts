@@ -2,6 +2,10 @@ import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
 import { buildStaticAssets } from './scripts/static-assets.mjs';
 
+// Wrangler's own info lines (one "Using secrets defined in .dev.vars" per test file for anyone who ran `npm run dev`)
+// would double a passing run's output; warnings and errors still show. The vars are pinned below anyway.
+process.env.WRANGLER_LOG ??= 'warn';
+
 // The pages link their static files by content-hashed URLs (src/generated/static-assets.ts): written afresh here, so
 // `npm test` after an edit to assets/ tests the edited files, with no extra command.
 buildStaticAssets();

@@ -155,7 +155,8 @@ describe.runIf(browserAvailable)('the console, third pass, in a real browser', (
     const reset = page.locator('.email-html a[href*="/dashboard/reset-password/"]');
     expect(await reset.getAttribute('href')).toMatch(/\/dashboard\/reset-password\/[A-Za-z0-9_-]{43}$/);
     expect(await page.locator('.email-text').textContent()).toContain(await reset.getAttribute('href'));
-    expect(errors).toEqual([]);
+    // The one refused post of the journey ("ten" in Percent off) is a 422 on purpose: Chromium logs every 4xx answer.
+    expect(errors.filter((e) => !e.includes('/dashboard/console/coupons: Failed to load resource: the server responded with a status of 422'))).toEqual([]);
     await context.close();
   });
 
