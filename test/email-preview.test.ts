@@ -44,6 +44,18 @@ describe('EMAIL_PREVIEW', () => {
     expect(opened.text).not.toContain('reset-password/');
   });
 
+  it("an operator alert's email (its id carries the kind and the operator) opens too", async () => {
+    const { cookie, id } = await newOperator();
+    const alertId = `eml_${'A'.repeat(24)}_low_stock_${id}`;
+    const { user } = await resetEmail('false');
+    await env.DB.prepare("INSERT INTO emails (id, to_address, user_id, template, subject, data, created_at) VALUES (?, ?, ?, 'operator_alert', 'Alert', '{}', ?)")
+      .bind(alertId, user.email, user.id, new Date().toISOString())
+      .run();
+    const opened = await visit(`/dashboard/console/emails/${alertId}`, { cookie });
+    expect(opened.status).toBe(200);
+    expect(opened.text).toContain('No copy of this email was kept');
+  });
+
   it('an unknown or malformed id is a 404; a non-operator gets 404 too', async () => {
     const { cookie } = await newOperator();
     expect((await visit('/dashboard/console/emails/eml_000000000000000000000000', { cookie })).status).toBe(404);

@@ -50,8 +50,8 @@ const tokenParam = z.string().openapi({ param: { name: 'token', in: 'path' }, pa
 /** A console export's file name. */
 const fileParam = z.enum(['orders.csv', 'deposits.csv', 'transactions.csv']).openapi({ param: { name: 'file', in: 'path' } });
 const slotParam = z.enum(['gateway_one', 'gateway_two', 'gateway_three']).openapi({ param: { name: 'slot', in: 'path' } });
-/** An email's id (`eml_` and 24 base62 characters). */
-const emailIdParam = z.string().openapi({ param: { name: 'email_id', in: 'path' }, pattern: '^eml_[A-Za-z0-9]{24}$' });
+/** An email's id (`eml_` and 24 base62 characters; an operator alert's adds `_<kind>_<operator id>`). */
+const emailIdParam = z.string().openapi({ param: { name: 'email_id', in: 'path' }, pattern: '^eml_[A-Za-z0-9]{24}(_[a-z_]{1,40}_[0-9]{1,15})?$' });
 const pathParam = (name: string) =>
   name === 'token' ? tokenParam : name === 'file' ? fileParam : name === 'slot' ? slotParam : name === 'email_id' ? emailIdParam : pathId(name);
 const params = (names: string[]) => (names.length === 0 ? {} : { params: z.object(Object.fromEntries(names.map((name) => [name, pathParam(name)]))) });

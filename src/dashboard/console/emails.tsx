@@ -35,7 +35,8 @@ function Choice({ name, label, options, value }: { name: string; label: string; 
   );
 }
 
-const EMAIL_ID = /^eml_[A-Za-z0-9]{24}$/;
+/** `eml_` and 24 base62 characters; an operator alert's adds `_<kind>_<operator id>`. */
+const EMAIL_ID = /^eml_[A-Za-z0-9]{24}(_[a-z_]{1,40}_\d{1,15})?$/;
 
 /** One email's kept text and HTML (a 404 for an unknown id); the HTML is our own escaped template, shown in place. */
 async function emailPage(c: Context<AppEnv>) {
