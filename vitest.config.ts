@@ -2,6 +2,10 @@ import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
 import { buildStaticAssets } from './scripts/static-assets.mjs';
 
+// Wrangler's own info lines (one "Using secrets defined in .dev.vars" per test file for anyone who ran `npm run dev`)
+// would double a passing run's output; warnings and errors still show. The vars are pinned below anyway.
+process.env.WRANGLER_LOG ??= 'warn';
+
 // The pages link their static files by content-hashed URLs (src/generated/static-assets.ts): written afresh here, so
 // `npm test` after an edit to assets/ tests the edited files, with no extra command.
 buildStaticAssets();
@@ -60,6 +64,8 @@ export default defineConfig({
           EMAIL_FROM: 'Test Shop <shop@example.com>',
           SHOP_NAME: 'Test Shop',
           EMAIL_VERIFICATION: 'off',
+          // Never on in tests but those that turn it on (test/email-preview.test.ts); `npm run dev` alone sets it.
+          EMAIL_PREVIEW: 'false',
         },
         // The whole suite shares one client IP and a few keys: the production limits would throttle it. A tiny
         // limiter lets test/rate-limit.test.ts reach 429 with a handful of requests.
@@ -91,6 +97,11 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     exclude: ['test/e2e/**', 'node_modules/**'],
     setupFiles: ['./test/setup.ts'],
+    // A passing run prints no log line: what a passing test logs (often on purpose: a vendor failing, a corrupted row)
+    // is dropped; a failing test's logs are printed with its failure. Tests that log on purpose assert it (test/logs.ts).
+    silent: 'passed-only',
+    // Under load many tests pass 300 ms: only the truly slow are named in the summary.
+    slowTestThreshold: 5_000,
     testTimeout: 30_000,
   },
 });

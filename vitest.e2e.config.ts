@@ -8,6 +8,9 @@ export default defineConfig({
     environment: 'node',
     globalSetup: ['test/e2e/global-setup.ts'],
     testTimeout: 60_000,
+    // As in vitest.config.ts: a passing test's output is not printed; a failing one's is.
+    silent: 'passed-only',
+    slowTestThreshold: 30_000,
     hookTimeout: 180_000,
   },
 });

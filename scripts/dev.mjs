@@ -9,6 +9,10 @@ import { localPaymentBaseUrl, localPublicBaseUrl } from './payment-base-url.mjs'
 import { vendorDocs } from './vendor-docs.mjs';
 
 const PORT = process.env.PORT ?? '8787';
+// The scheduled job (deposit expiry, vendor polls, order completion, operator alerts) runs every minute locally, as its
+// cron runs in production, so nothing waits for a manual trigger. DEV_SCHEDULED_SECONDS changes the pace (tests).
+const SCHEDULED_SECONDS = Number(process.env.DEV_SCHEDULED_SECONDS ?? 60);
+const CRON = '*/5 * * * *'; // wrangler.toml's [triggers]
 
 assertNodeVersion();
 
@@ -25,9 +29,30 @@ const paymentBase = localPaymentBaseUrl(PORT, args);
 const publicBase = localPublicBaseUrl(PORT, args);
 const { apiKey: demoKey, demoBalanceCents } = prepareLocalDatabase({ paymentBaseUrl: paymentBase.url });
 
-/** Mail on locally (simulated by wrangler dev: printed here), also for a .dev.vars made before email existed. */
+/**
+ * Mail on locally (simulated by wrangler dev: printed here), also for a .dev.vars made before email existed; and each
+ * sent email's text and HTML kept for the console's Emails page (EMAIL_PREVIEW: `npm run dev` only, never production).
+ */
 function localMail() {
-  return /^EMAIL_FROM=/m.test(readFileSync('.dev.vars', 'utf8')) ? [] : ['--var', 'EMAIL_FROM:Stock Wallet <shop@example.com>'];
+  const from = /^EMAIL_FROM=/m.test(readFileSync('.dev.vars', 'utf8')) ? [] : ['--var', 'EMAIL_FROM:Stock Wallet <shop@example.com>'];
+  return [...from, '--var', 'EMAIL_PREVIEW:true'];
+}
+
+/** The scheduled job through wrangler dev's test endpoint (`--test-scheduled`), every SCHEDULED_SECONDS. */
+function runScheduledLoop() {
+  const url = `http://127.0.0.1:${PORT}/__scheduled?cron=${encodeURIComponent(CRON)}`;
+  let failures = 0;
+  const timer = setInterval(async () => {
+    try {
+      const res = await fetch(url);
+      await res.arrayBuffer();
+      failures = 0;
+    } catch (err) {
+      // The server restarting after an edit: the next minute runs it.
+      if (++failures === 3) console.error(`The scheduled job could not be started (${err instanceof Error ? err.message : err}); it is retried every ${SCHEDULED_SECONDS} s.`);
+    }
+  }, SCHEDULED_SECONDS * 1000);
+  timer.unref();
 }
 const base = `http://localhost:${PORT}/api/v2`;
 const banner = `
@@ -37,8 +62,9 @@ const banner = `
   Demo API key:  ${demoKey ?? '(not known: the database was seeded elsewhere; create a user with POST /admin/users)'}
   Admin token:   see ADMIN_TOKEN in .dev.vars
   Checkout page: ${paymentBase.url}/pay/<deposit id>  (PAYMENT_BASE_URL: the payment_url of local deposits)
-  Emails:        printed below as they are sent (simulated), and listed on http://localhost:${PORT}/dashboard/console/emails
+  Emails:        simulated (nothing leaves the machine); each one opens on http://localhost:${PORT}/dashboard/console/emails
                  (their links start with PUBLIC_BASE_URL: ${publicBase.url})
+  Scheduled job: every ${SCHEDULED_SECONDS} s (deposit expiry, payment checks, order completion, alerts), as in production
 
   Try it:
     curl -s -H "X-API-Key: ${demoKey ?? '<key>'}" ${base}/wallet/balance
@@ -46,13 +72,60 @@ const banner = `
 `;
 
 // The banner goes out once the server is ready, so it is the last thing on screen rather than buried in wrangler's.
-const child = spawnWrangler(['dev', '--port', PORT, ...persist, ...paymentBase.varArgs, ...publicBase.varArgs, ...localMail(), ...args]);
+const child = spawnWrangler(['dev', '--port', PORT, '--test-scheduled', ...persist, ...paymentBase.varArgs, ...publicBase.varArgs, ...localMail(), ...args]);
 let announced = false;
+let bindingsShown = false;
+let skippingTable = false;
+let partial = '';
+let flushTimer;
+const BINDINGS_HEADING = 'Your Worker has access to the following bindings:';
+
+/**
+ * What wrangler prints, less its repetitions: the bindings table once (wrangler prints it again when the local server
+ * connects), no line per run of the scheduled loop, and its report only when the job did something.
+ */
+function shown(line) {
+  if (line.includes(BINDINGS_HEADING)) {
+    if (bindingsShown) skippingTable = true;
+    bindingsShown = true;
+    if (skippingTable) return false;
+  }
+  if (skippingTable) {
+    if (line.trim() === '') skippingTable = false;
+    return false;
+  }
+  if (/GET \/__scheduled\b/.test(line)) return false;
+  if (line.includes('"msg":"scheduled jobs"')) return !idleRun(line);
+  return true;
+}
+
+/** A scheduled report whose every count is 0. */
+function idleRun(line) {
+  try {
+    const counts = JSON.stringify(JSON.parse(line.slice(line.indexOf('{'))), (key, value) => (key === 'cron' ? undefined : value));
+    return !/[1-9]/.test(counts);
+  } catch {
+    return false;
+  }
+}
+
 child.stdout.on('data', (chunk) => {
-  process.stdout.write(chunk);
-  if (!announced && String(chunk).includes('Ready on')) {
+  const lines = (partial + chunk).split('\n');
+  partial = lines.pop() ?? '';
+  const out = lines.filter(shown);
+  if (out.length > 0) process.stdout.write(`${out.join('\n')}\n`);
+  // A line without its end yet (a prompt): shown if nothing completes it soon.
+  clearTimeout(flushTimer);
+  if (partial !== '') {
+    flushTimer = setTimeout(() => {
+      if (!skippingTable) process.stdout.write(partial);
+      partial = '';
+    }, 200);
+  }
+  if (!announced && lines.some((line) => line.includes('Ready on'))) {
     announced = true;
     console.log(banner);
+    runScheduledLoop();
   }
 });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));

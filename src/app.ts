@@ -5,6 +5,7 @@ import { exactJsonBodies, refuseDeepJsonBodies } from './middleware/exact-json';
 import { ApiError } from './lib/errors';
 import { createRouter } from './routes/openapi';
 import { requestId } from './middleware/request-id';
+import { jsonNewline } from './middleware/json-newline';
 import { requestLog } from './middleware/request-log';
 import { renderError } from './middleware/render-error';
 import { methodNotAllowedOrNotFound } from './middleware/method-not-allowed';
@@ -51,6 +52,7 @@ export function createApp() {
   const app = createRouter();
 
   app.use('*', requestId);
+  app.use('*', jsonNewline);
   app.use('*', requestLog);
   app.use('*', async (c, next) => {
     await next();

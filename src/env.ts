@@ -71,6 +71,8 @@ export interface Bindings {
   SHOP_NAME?: string;
   /** "required": accounts made by sign-up must open their verification link before they deposit or buy. */
   EMAIL_VERIFICATION?: string;
+  /** "true" only locally (`npm run dev`): sent emails' bodies are kept for the console's Emails page. */
+  EMAIL_PREVIEW?: string;
   /** Emails to send, one message each (consumed by this worker's `queue()`). */
   EMAIL_QUEUE?: Queue<EmailJob>;
   /** Forgot-password posts (API and dashboard together), per client IP. */

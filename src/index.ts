@@ -7,6 +7,7 @@ import { deliverWebhooks } from './services/webhook-delivery';
 import { deliverEmails } from './services/email-delivery';
 import type { EmailJob } from './services/email-outbox';
 import { readMailSettings } from './services/mail';
+import { isPreviewOn } from './services/mail/previews';
 
 const app = createApp();
 /** The queue of EMAIL_QUEUE (wrangler.toml); every other queue this worker consumes is the webhooks'. */
@@ -21,7 +22,12 @@ export default {
   /** Outgoing webhooks: one message per event and endpoint (src/services/webhook-delivery.ts); emails: one message each. */
   async queue(batch, env) {
     if (batch.queue === EMAIL_QUEUE_NAME) {
-      const report = await deliverEmails(batch as MessageBatch<EmailJob>, { d1: resilient(env.DB), mailer: env.EMAIL ?? null, settings: readMailSettings(env) });
+      const report = await deliverEmails(batch as MessageBatch<EmailJob>, {
+        d1: resilient(env.DB),
+        mailer: env.EMAIL ?? null,
+        settings: readMailSettings(env),
+        preview: isPreviewOn(env.EMAIL_PREVIEW),
+      });
       if (env.LOG_REQUESTS !== 'false') console.log(JSON.stringify({ level: 'info', msg: 'emails', queue: batch.queue, ...report }));
       return;
     }

@@ -29,7 +29,7 @@ describe('the console product page: description and image', () => {
     const product = await newProduct();
     const uploaded = await postMultipart(`${productPage(product.id)}/image`, operator.cookie, { image: pngFile() });
     expect(uploaded.status, uploaded.text).toBe(303);
-    expect(uploaded.location).toBe(productPage(product.id));
+    expect(uploaded.location).toBe(`${productPage(product.id)}?done=image_uploaded`);
     const imageUrl: string = (await call(`/stock/${product.id}`)).json.data.image_url;
     const name = imageUrl.slice(imageUrl.lastIndexOf('/') + 1);
     expect(await env.MEDIA.head(name)).not.toBeNull();

@@ -1,3 +1,4 @@
+import { env } from 'cloudflare:test';
 import { expect } from 'vitest';
 import { signIn } from './dashboard-helpers';
 import { buy, call, newDeposit, newProduct, newUser, unique, type TestUser } from './helpers';
@@ -18,6 +19,10 @@ interface Fixtures {
   productId: number;
   orderId: number;
   depositId: number;
+  /** An unsold item of the product. */
+  stockItemId: number;
+  /** The buyer's order receipt (an email of the outbox). */
+  emailId: string;
 }
 
 export async function consoleFixtures(): Promise<Fixtures> {
@@ -25,7 +30,9 @@ export async function consoleFixtures(): Promise<Fixtures> {
   const product = await newProduct({ price: 1, stock: 5 });
   const order = await buy(buyer, product.id, 1);
   const deposit = await newDeposit(buyer);
-  return { buyer, productId: product.id, orderId: order.json.data.id, depositId: deposit.deposit_id };
+  const item = await env.DB.prepare("SELECT id FROM stock_items WHERE product_id = ? AND status = 'available' ORDER BY id LIMIT 1").bind(product.id).first<{ id: number }>();
+  const email = await env.DB.prepare("SELECT id FROM emails WHERE to_address = ? AND template = 'order_receipt'").bind(buyer.email).first<{ id: string }>();
+  return { buyer, productId: product.id, orderId: order.json.data.id, depositId: deposit.deposit_id, stockItemId: item!.id, emailId: email!.id };
 }
 
 export const CONSOLE_PAGES: Array<[string, (f: Fixtures) => string]> = [
@@ -47,6 +54,8 @@ export const CONSOLE_PAGES: Array<[string, (f: Fixtures) => string]> = [
   ['Disable account confirmation', (f) => `/dashboard/console/users/${f.buyer.id}/disable/confirm`],
   ['orders CSV', () => '/dashboard/console/exports/orders.csv?from=2020-01-01'],
   ['Cancel order confirmation', (f) => `/dashboard/console/orders/${f.orderId}/cancel/confirm`],
+  ['Delete item confirmation', (f) => `/dashboard/console/products/${f.productId}/items/${f.stockItemId}/delete/confirm`],
+  ['an email', (f) => `/dashboard/console/emails/${f.emailId}`],
 ];
 
 export const CONSOLE_POSTS: Array<[string, (f: Fixtures) => [string, Record<string, string>]]> = [
@@ -62,5 +71,6 @@ export const CONSOLE_POSTS: Array<[string, (f: Fixtures) => [string, Record<stri
   ['Save discount', (f) => [`/dashboard/console/users/${f.buyer.id}/discount`, { discount_percent: '90' }]],
   ['Check connection', () => ['/dashboard/console/payments/gateway_one/check', {}]],
   ['Cancel order', (f) => [`/dashboard/console/orders/${f.orderId}/cancel`, { idempotency_key: crypto.randomUUID() }]],
+  ['Delete item', (f) => [`/dashboard/console/products/${f.productId}/items/${f.stockItemId}/delete`, { idempotency_key: crypto.randomUUID() }]],
 ];
 

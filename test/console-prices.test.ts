@@ -20,7 +20,8 @@ describe('console: coupons', () => {
       form: { code, percent_off: '20', amount_off: '', min_total: '5', starts_at: '', expires_at: '', max_redemptions: '50', max_per_user: '2', product_ids: '', active: 'on', idempotency_key: idempotencyKeyIn(form.text) },
     });
     expect(created.status, created.text.slice(0, 300)).toBe(303);
-    const id = Number(created.location!.split('/').pop());
+    expect(created.location).toMatch(/^\/dashboard\/console\/coupons\/\d+\?done=coupon_created$/);
+    const id = Number(/coupons\/(\d+)/.exec(created.location!)![1]);
     const coupon = (await call(`/admin/coupons/${id}`, { admin: true })).json.data;
     expect(coupon).toMatchObject({ code: code.toUpperCase(), percent_off: 20, amount_off: null, min_total: 5, max_redemptions: 50, max_per_user: 2, product_ids: null, active: true });
     expect(await lastAudit()).toMatchObject({ actor: `user:${operator.id}`, action: 'coupon.created', target: `coupon:${id}` });
@@ -51,7 +52,7 @@ describe('console: coupons', () => {
       form: { code: 'x', percent_off: '10', amount_off: '1', active: 'on', idempotency_key: crypto.randomUUID() },
     });
     expect(refused.status).toBe(422);
-    expect(refused.text).toContain('code must be 3 to 32 characters');
+    expect(refused.text).toContain('Code must be 3 to 32 characters');
     expect((await call('/admin/coupons', { admin: true })).json.meta.total).toBe(before);
   });
 });

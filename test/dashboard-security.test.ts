@@ -49,6 +49,7 @@ describe('CSRF: form posts only from the service itself', () => {
       ['/dashboard/console/payments/gateway_one/check', {}],
       [`/dashboard/console/products/${product.id}/image`, {}],
       [`/dashboard/console/products/${product.id}/image/remove`, {}],
+      [`/dashboard/console/products/${product.id}/items/1/delete`, { idempotency_key: 'csrf-9' }],
       [`/dashboard/shop/${product.id}/review`, { product_id: String(product.id), quantity: '1', idempotency_key: 'csrf-8' }],
     ];
     const attacks: Array<{ label: string; origin: string | null; headers?: Record<string, string> }> = [
@@ -65,7 +66,11 @@ describe('CSRF: form posts only from the service itself', () => {
     const doc = (await (await SELF.fetch(`${ORIGIN}/api/v2/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
     const documented = Object.entries(doc.paths).filter(([path, methods]) => path.startsWith('/dashboard') && 'post' in methods).map(([path]) => path);
     const template = (path: string) =>
-      path.replace(/\/\d+(?=\/|$)/, '/{id}').replace(/reset-password\/[^/]+$/, 'reset-password/{token}').replace(/payments\/[^/]+\/check$/, 'payments/{slot}/check');
+      path
+        .replace(/\/\d+(?=\/|$)/, '/{id}')
+        .replace(/items\/\d+\/delete$/, 'items/{item_id}/delete')
+        .replace(/reset-password\/[^/]+$/, 'reset-password/{token}')
+        .replace(/payments\/[^/]+\/check$/, 'payments/{slot}/check');
     expect(posts.map(([path]) => template(path)).sort()).toEqual(documented.sort());
     const before = await snapshot();
     for (const [path, form] of posts) {

@@ -15,7 +15,8 @@ describe('operator alerts', () => {
     expect(await lines()).toEqual([]);
     expect((await buy(buyer, product.id, 1)).status).toBe(201); // 10: crossed
     expect((await buy(buyer, product.id, 1)).status).toBe(201); // 9: still low, no new line
-    expect(await lines()).toEqual([`Product #${product.id} ${product.name}: 10 left (threshold 10)`]);
+    // the line ends with the product's console page
+    expect(await lines()).toEqual([`Product #${product.id} ${product.name}: 10 left (threshold 10): http://localhost/dashboard/console/products/${product.id}`]);
     expectError(await buy(buyer, product.id, 50), 400, 'INSUFFICIENT_STOCK'); // refused: nothing
     await restock(product.id, 5); // 14
     expect((await buy(buyer, product.id, 6)).status).toBe(201); // 8: crossed again
@@ -46,7 +47,7 @@ describe('operator alerts', () => {
     const jobs = await run(0);
     const [email] = await alerts();
     expect(email.subject).toBe('Test Shop alert: Low stock');
-    expect(JSON.parse(email.data).lines).toContain(`Product #${first.id} ${first.name}: 9 left (threshold 10)`);
+    expect(JSON.parse(email.data).lines).toContain(`Product #${first.id} ${first.name}: 9 left (threshold 10): http://localhost/dashboard/console/products/${first.id}`);
     expect(jobs).toContainEqual({ email_id: email.id });
 
     expect((await buy(buyer, second.id, 2)).status).toBe(201);
@@ -56,7 +57,7 @@ describe('operator alerts', () => {
     const later = await alerts();
     expect(later).toHaveLength(2);
     const lines = JSON.parse(later[1].data).lines as string[];
-    expect(lines).toContain(`Product #${second.id} ${second.name}: 9 left (threshold 10)`);
-    expect(lines).not.toContain(`Product #${first.id} ${first.name}: 9 left (threshold 10)`);
+    expect(lines).toContain(`Product #${second.id} ${second.name}: 9 left (threshold 10): http://localhost/dashboard/console/products/${second.id}`);
+    expect(lines).not.toContain(`Product #${first.id} ${first.name}: 9 left (threshold 10): http://localhost/dashboard/console/products/${first.id}`);
   });
 });

@@ -163,7 +163,8 @@ describe('password reset links', () => {
     expect((await visit(path)).status).toBe(200);
     const used = await visit(path, { form: newPassword('brand new password') });
     expect(used.status, used.text).toBe(303);
-    expect(used.location).toBe('/dashboard/sign-in');
+    expect(used.location).toBe('/dashboard/sign-in?done=password_reset');
+    expect((await visit(used.location!)).text).toContain('Your new password is set and your other sessions were signed out: sign in with it.');
     expect((await visit('/dashboard', { cookie })).status).toBe(303);
     expect((await visit('/dashboard/sign-in', { form: { email: user.email, password: 'correct horse battery' } })).status).toBe(401);
     await signIn(user.email, 'brand new password');

@@ -100,16 +100,17 @@ describe('stock JSON rendered by SQLite', () => {
     const res = await call('/stock');
     expect(res.status, res.text).toBe(200);
     expect(res.headers.get('Content-Type')).toBe('application/json');
-    expect(res.text).toBe(JSON.stringify({ success: true, data: JSON.parse(data), timestamp: res.json.timestamp }));
+    // the JSON text, then the line break every JSON answer ends with (src/middleware/json-newline.ts)
+    expect(res.text).toBe(`${JSON.stringify({ success: true, data: JSON.parse(data), timestamp: res.json.timestamp })}\n`);
     expect(res.headers.get('ETag')).toBe(`W/"${await sha256Hex(data)}"`);
     const cached = await call('/stock');
     expect(cached.text).toBe(res.text);
     expect(cached.headers.get('ETag')).toBe(res.headers.get('ETag'));
 
     const categories = await call('/stock/categories');
-    expect(categories.text).toBe(`{"success":true,"data":${await jsCategories()}}`);
+    expect(categories.text).toBe(`{"success":true,"data":${await jsCategories()}}\n`);
     const check = await call('/stock/check?ids=1,2,3');
-    expect(check.text).toBe(`{"success":true,"data":${await jsCheck([1, 2, 3])}}`);
+    expect(check.text).toBe(`{"success":true,"data":${await jsCheck([1, 2, 3])}}\n`);
   });
 });
 

@@ -23,20 +23,22 @@ const SignInBody = z.object({ email: userEmail, password: z.string().min(1, 'pas
 export const SignUpBody = withConfirmation(CreateUserBody.extend({ password_confirmation: z.string() }), 'password', 'password_confirmation', 'password_confirmation');
 
 const SIGNED_IN_HOME = '/dashboard';
+/** Where an operator lands after signing in without a `next`: the console, where their work is. */
+const OPERATOR_HOME = '/dashboard/console';
 const WRONG_CREDENTIALS = 'The email or password is incorrect.';
 
 /** `next` when it is a path under /dashboard on this very origin; anything else (another site, /api) goes home. */
-export function signedInDestination(next: string | undefined, requestUrl: string): string {
-  if (!next || !next.startsWith('/')) return SIGNED_IN_HOME;
+export function signedInDestination(next: string | undefined, requestUrl: string, home = SIGNED_IN_HOME): string {
+  if (!next || !next.startsWith('/')) return home;
   const origin = new URL(requestUrl).origin;
   let target: URL;
   try {
     target = new URL(next, origin);
   } catch {
-    return SIGNED_IN_HOME;
+    return home;
   }
   const underDashboard = target.pathname === '/dashboard' || target.pathname.startsWith('/dashboard/');
-  return target.origin === origin && underDashboard ? pathAndQuery(target) : SIGNED_IN_HOME;
+  return target.origin === origin && underDashboard ? pathAndQuery(target) : home;
 }
 
 interface SignInView {
@@ -127,7 +129,7 @@ export const authPages = new Hono<AppEnv>()
         const session = await signIn(c.var.db, email, password);
         if (!session) throw new ApiError('UNAUTHORIZED', WRONG_CREDENTIALS);
         setSessionCookie(c, session.token);
-        return c.redirect(signedInDestination(c.req.query('next'), c.req.url), 303);
+        return c.redirect(signedInDestination(c.req.query('next'), c.req.url, session.operator ? OPERATOR_HOME : SIGNED_IN_HOME), 303);
       },
       (c, fields, problem) =>
         signInPage(c, { next: c.req.query('next'), values: fields, problem, signupOpen: readConfig(c.env).dashboardSignup }, problem.status),

@@ -58,7 +58,7 @@ export const Notice = ({ children }: { children?: Child }) => (
 interface FieldProps {
   name: string;
   label: string;
-  type?: 'text' | 'email' | 'password' | 'number';
+  type?: 'text' | 'email' | 'password' | 'number' | 'date';
   value?: string;
   problem?: FormProblem | null;
   /** Distinguishes the same field in several forms of one page (the shop's products). */

@@ -3,6 +3,10 @@ import { Notice } from './components';
 // The one-line notice a page shows after a form sent the browser to it (`?done=<name>`): the URL names only which
 // notice, its words are fixed here (no amount or name travels in a URL, and a crafted link can state nothing false
 // beyond "this was done"); any other value shows none.
+//
+// Every form that changes something ends on a page with one of these. A new form: add its line to DONE and answer
+// `c.redirect(withDone(path, 'its_name'), 303)` (or return `withDone(...)` from `redirectOnce`); `page()` in
+// ../layout.tsx shows it on any page, console or dashboard. test/console-notices.test.ts checks each one.
 
 const DONE = {
   product_created: 'Product created. Upload its stock below.',
@@ -13,6 +17,14 @@ const DONE = {
   deposit_paid: 'Deposit marked paid: its amount is credited to the wallet, once.',
   deposit_already_paid: 'The deposit was already paid: nothing was credited again.',
   order_cancelled: 'Order cancelled: its total is refunded to the buyer\'s wallet and its items are revoked.',
+  coupon_created: 'Coupon created: buyers can use it now if it is active and within its dates.',
+  coupon_saved: 'Coupon saved.',
+  discount_saved: 'Discount saved: it applies to this user\'s next purchases.',
+  image_uploaded: 'Image uploaded: the shop and the product card show it now.',
+  image_removed: 'Image removed: the shop shows a neutral placeholder.',
+  item_deleted: 'Item deleted: it is no longer in stock and can never be sold.',
+  item_not_deleted: 'Nothing was deleted: that item was sold or deleted meanwhile.',
+  password_reset: 'Your new password is set and your other sessions were signed out: sign in with it.',
   profile_saved: 'Profile saved.',
   password_changed: 'Password changed; your sessions on other devices were signed out.',
 } as const;

@@ -56,12 +56,28 @@ export async function readForm(c: Context): Promise<FormFields> {
  * The form through the API's schema; a failure is the API's 422 (VALIDATION_FAILED with field messages). `fields` may
  * already hold values a page read from its controls (a checkbox's boolean, a list of pack sizes).
  */
-export function parseForm<T extends z.ZodType>(schema: T, fields: Record<string, unknown>, numbers: string[] = []): z.output<T> {
+export function parseForm<T extends z.ZodType>(schema: T, fields: Record<string, unknown>, numbers: string[] = [], labels?: FormLabels): z.output<T> {
   const input: Record<string, unknown> = { ...fields };
   for (const name of numbers) if (typeof fields[name] === 'string' && DECIMAL.test(fields[name])) input[name] = readNumber(fields[name]);
   const result = schema.safeParse(input);
-  if (!result.success) throw validationFailed(fieldErrors(result.error, input));
+  if (!result.success) throw validationFailed(labels ? inFormWords(fieldErrors(result.error, input), labels) : fieldErrors(result.error, input));
   return result.data;
+}
+
+/** A form's labels by field name (`{ percent_off: 'Percent off' }`). */
+export type FormLabels = Record<string, string>;
+
+/**
+ * The schema's messages in the form's own words: each field name in a message becomes the label the person sees
+ * ("percent_off must be an integer" → "Percent off must be an integer"), the label capitalised at a sentence's start.
+ */
+export function inFormWords(errors: FieldErrors, labels: FormLabels): FieldErrors {
+  const names = Object.keys(labels).sort((a, b) => b.length - a.length);
+  if (names.length === 0) return errors;
+  const pattern = new RegExp(`\\b(${names.join('|')})\\b`, 'g');
+  const relabel = (message: string) =>
+    message.replace(pattern, (name, _match, offset: number) => (offset === 0 ? labels[name] : labels[name].toLowerCase()));
+  return Object.fromEntries(Object.entries(errors).map(([field, messages]) => [field, messages.map(relabel)]));
 }
 
 /** Why a form was refused, shown on its page: a message and the messages next to each field. */

@@ -40,17 +40,23 @@ export function keyRequestFromForm(fields: FormFields): CreateApiKeyRequest {
 export function KeyLimitFields({ values, problem: asSent }: { values?: FormFields; problem?: FormProblem }) {
   const problem = asSent && { ...asSent, fields: byControl(asSent.fields) };
   return (
-    <fieldset>
-      <legend>What the key may do</legend>
-      <input type="hidden" name="scope_choices" value="shown" />
-      {problem?.fields.scopes && <p class="field-error">{problem.fields.scopes.join(' ')}</p>}
-      {SCOPES.map((scope) => (
-        <Checkbox name={`scope_${scope}`} label={SCOPE_LABELS[scope]} checked={values ? values[`scope_${scope}`] === 'on' : true} />
-      ))}
-      <Field name="spend_limit_per_day" label="Daily spend limit (USD, blank for none)" value={values?.spend_limit_per_day} problem={problem} inputmode="decimal" />
-      <TextArea name="allowed_ips" label="Allowed IPs (one a line; blank for anywhere)" value={values?.allowed_ips} problem={problem} rows={3} />
-      <Field name="expires_at" label="Expires (YYYY-MM-DD, at 00:00 UTC; blank for never)" value={values?.expires_at} problem={problem} />
-    </fieldset>
+    <>
+      <fieldset>
+        <legend>What the key may do</legend>
+        <input type="hidden" name="scope_choices" value="shown" />
+        {problem?.fields.scopes && <p class="field-error">{problem.fields.scopes.join(' ')}</p>}
+        {SCOPES.map((scope) => (
+          <Checkbox name={`scope_${scope}`} label={SCOPE_LABELS[scope]} checked={values ? values[`scope_${scope}`] === 'on' : true} />
+        ))}
+      </fieldset>
+      <fieldset>
+        <legend>Limits</legend>
+        <Field name="spend_limit_per_day" label="Daily spend limit (USD, blank for none)" value={values?.spend_limit_per_day} problem={problem} inputmode="decimal" />
+        <TextArea name="allowed_ips" label="Allowed IPs (one a line; blank for anywhere)" value={values?.allowed_ips} problem={problem} rows={3} />
+        <p class="muted">Trying it locally (npm run dev)? Your requests come from 127.0.0.1.</p>
+        <Field name="expires_at" label="Expires (YYYY-MM-DD, at 00:00 UTC; blank for never)" value={values?.expires_at} problem={problem} />
+      </fieldset>
+    </>
   );
 }
 

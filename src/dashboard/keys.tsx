@@ -72,7 +72,7 @@ async function keysPage(c: Context<AppEnv>, { created, alreadyCreated, values, p
           <section class="card" aria-labelledby="create-key">
             <h2 id="create-key">Create a key</h2>
             <Alert problem={problem} />
-            <form method="post" action="/dashboard/keys" class="row">
+            <form method="post" action="/dashboard/keys" class="stacked-form">
               <IdempotencyKey />
               <Field name="name" label="Name" value={values?.name} problem={problem} required maxlength={100} />
               <KeyLimitFields values={values} problem={problem} />

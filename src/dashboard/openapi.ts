@@ -50,7 +50,10 @@ const tokenParam = z.string().openapi({ param: { name: 'token', in: 'path' }, pa
 /** A console export's file name. */
 const fileParam = z.enum(['orders.csv', 'deposits.csv', 'transactions.csv']).openapi({ param: { name: 'file', in: 'path' } });
 const slotParam = z.enum(['gateway_one', 'gateway_two', 'gateway_three']).openapi({ param: { name: 'slot', in: 'path' } });
-const pathParam = (name: string) => (name === 'token' ? tokenParam : name === 'file' ? fileParam : name === 'slot' ? slotParam : pathId(name));
+/** An email's id (`eml_` and 24 base62 characters; an operator alert's adds `_<kind>_<operator id>`). */
+const emailIdParam = z.string().openapi({ param: { name: 'email_id', in: 'path' }, pattern: '^eml_[A-Za-z0-9]{24}(_[a-z_]{1,40}_[0-9]{1,15})?$' });
+const pathParam = (name: string) =>
+  name === 'token' ? tokenParam : name === 'file' ? fileParam : name === 'slot' ? slotParam : name === 'email_id' ? emailIdParam : pathId(name);
 const params = (names: string[]) => (names.length === 0 ? {} : { params: z.object(Object.fromEntries(names.map((name) => [name, pathParam(name)]))) });
 const pageNumber = z.string().optional().openapi({ type: 'integer', minimum: 1 });
 const pageQuery = { query: z.object({ page: pageNumber }) };
@@ -214,6 +217,19 @@ const PAGES: Entry[] = [
   { method: 'get', path: '/dashboard/console/products/{id}/image/remove/confirm', summary: 'Confirmation of "Remove image"; changes nothing', statuses: [200, 303, 404] },
   { method: 'post', path: '/dashboard/console/products/{id}/image/remove', summary: 'Remove the product\'s image ("Confirm")', statuses: [303, 403, 404] },
   {
+    method: 'get',
+    path: '/dashboard/console/products/{id}/items/{item_id}/delete/confirm',
+    summary: 'Confirmation of "Delete" of an unsold item; changes nothing (an item no longer unsold: 303 to the product)',
+    statuses: [200, 303, 404],
+  },
+  {
+    method: 'post',
+    path: '/dashboard/console/products/{id}/items/{item_id}/delete',
+    summary: 'Delete the unsold item ("Confirm"), audited, then 303 to the product saying whether it was deleted (a sold item never is)',
+    statuses: [303, 403, 404],
+    fields: ['idempotency_key'],
+  },
+  {
     method: 'post',
     path: '/dashboard/console/products/{id}/stock',
     summary: 'Upload stock (multipart: `items` text and/or an `items_file` .txt), then 303 to the product with the counts',
@@ -315,6 +331,12 @@ const PAGES: Entry[] = [
     summary: 'Emails sent, queued and failed (filters: to, template, status)',
     statuses: [200, 303, 404, 422],
     query: z.object({ page: pageNumber, to: z.string().optional(), template: z.string().optional(), status: z.string().optional() }),
+  },
+  {
+    method: 'get',
+    path: '/dashboard/console/emails/{email_id}',
+    summary: 'One email; with EMAIL_PREVIEW=true (local development only) its text and HTML as sent',
+    statuses: [200, 303, 404],
   },
   { method: 'get', path: '/dashboard/console/coupons', summary: 'Every coupon, and the new coupon form', statuses: [200, 303, 404, 422], paged: true },
   {

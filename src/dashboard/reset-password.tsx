@@ -6,6 +6,7 @@ import { ResetPasswordBody } from '../schemas/users';
 import { resetLinkUsable, resetPassword } from '../services/password-resets';
 import { Alert, Field } from './components';
 import { formHandler, parseForm, sameOriginForm, type FormProblem } from './forms';
+import { withDone } from './done-notices';
 import { page } from './layout';
 
 // A password reset link, made by an operator or sent by "Forgot password?" (src/services/password-resets.ts): no session, the token in the path is the
@@ -41,7 +42,7 @@ export const resetPasswordPages = new Hono<AppEnv>()
       async (c, fields) => {
         const { new_password } = parseForm(ResetPasswordBody, fields);
         await resetPassword(c.var.db, c.req.param('token') ?? '', new_password, mailFor(c));
-        return c.redirect('/dashboard/sign-in', 303);
+        return c.redirect(withDone('/dashboard/sign-in', 'password_reset'), 303);
       },
       (c, _fields, problem) => resetPage(c, problem),
     ),

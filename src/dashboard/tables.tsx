@@ -11,8 +11,8 @@ export interface Column<Row> {
   label: string;
   /** The label is for screen readers only (a column of buttons). */
   labelHidden?: boolean;
-  /** Right-aligned figures (on wide screens). */
-  class?: 'num' | 'actions';
+  /** Right-aligned figures (on wide screens); `wrap`: long text that breaks anywhere, so the table keeps its width. */
+  class?: 'num' | 'actions' | 'wrap';
   cell: (row: Row) => Child;
 }
 

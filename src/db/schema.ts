@@ -377,6 +377,7 @@ export const AUDIT_ACTIONS = [
   'coupon.updated',
   'deposit.refreshed',
   'order.cancelled',
+  'stock.item_deleted',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 export const auditActions = sqliteTable('audit_actions', { action: text('action').primaryKey() });
@@ -459,6 +460,14 @@ export const emails = sqliteTable(
     index('emails_outbox').on(t.createdAt).where(sql`enqueued_at IS NULL`),
   ],
 );
+
+/** Local development only (EMAIL_PREVIEW=true): a sent email's bodies, for the console's Emails page. */
+export const emailPreviews = sqliteTable('email_previews', {
+  emailId: text('email_id').primaryKey().references(() => emails.id, { onDelete: 'cascade' }),
+  textBody: text('text_body').notNull(),
+  htmlBody: text('html_body').notNull(),
+  createdAt: text('created_at').notNull(),
+});
 
 export const emailVerifications = sqliteTable(
   'email_verifications',

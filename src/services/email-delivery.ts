@@ -6,6 +6,7 @@ import { isoNow } from '../lib/time';
 import { LINK_LOST, type EmailJob } from './email-outbox';
 import { renderEmail } from './email-templates';
 import type { MailSettings } from './mail';
+import { keepPreview } from './mail/previews';
 
 // The EMAIL_QUEUE consumer: each message is one email. A send that throws is retried by the platform after a delay
 // (30 s, doubled each time), at most MAX_EMAIL_ATTEMPTS in all, then the email is `failed`; nothing else changes. The
@@ -19,6 +20,8 @@ export interface EmailContext {
   /** env.EMAIL, or null while mail is off. */
   mailer: SendEmail | null;
   settings: MailSettings | null;
+  /** EMAIL_PREVIEW=true (local development only): keep each sent email's bodies for the console (src/services/mail/previews.ts). */
+  preview?: boolean;
 }
 
 type Queued = Pick<EmailRow, 'id' | 'template' | 'subject' | 'data' | 'attempts'> & { to: string; carriesLink: number };
@@ -54,7 +57,7 @@ export async function deliverEmails(batch: MessageBatch<EmailJob>, context: Emai
 
 type Outcome = { kind: 'sent' | 'failed' | 'skipped' } | { kind: 'retried'; delaySeconds: number };
 
-async function deliverOne(job: EmailJob, { d1, mailer, settings }: EmailContext): Promise<Outcome> {
+async function deliverOne(job: EmailJob, { d1, mailer, settings, preview = false }: EmailContext): Promise<Outcome> {
   if (typeof job?.email_id !== 'string') return { kind: 'skipped' };
   const [email] = rowsOf<Queued>((await runBatch(d1, [queuedEmail(job.email_id)]))[0]);
   // Unknown, or already sent or failed (a redelivered message): nothing to do.
@@ -75,6 +78,6 @@ async function deliverOne(job: EmailJob, { d1, mailer, settings }: EmailContext)
     await runBatch(d1, [settle(email.id, { status: 'queued', error: sendError(err), attempted: true })]);
     return { kind: 'retried', delaySeconds: RETRY_BASE_SECONDS * 2 ** (attempt - 1) };
   }
-  await runBatch(d1, [settle(email.id, { status: 'sent', messageId, attempted: true })]);
+  await runBatch(d1, [settle(email.id, { status: 'sent', messageId, attempted: true }), ...(preview ? [keepPreview(email.id, text, html, isoNow())] : [])]);
   return { kind: 'sent' };
 }

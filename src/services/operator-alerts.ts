@@ -26,7 +26,8 @@ export function lowStockAlert(mail: Mail | undefined, productId: number, orderNu
   return [
     alertLine(
       'low_stock',
-      sql`'Product #' || p.id || ' ' || p.name || ': ' || p.stock_count || ${` left (threshold ${threshold})`}`,
+      // Ends with the product's console page, where its stock is uploaded (a mail client makes the address a link).
+      sql`'Product #' || p.id || ' ' || p.name || ': ' || p.stock_count || ${` left (threshold ${threshold}): ${mail.origin}/dashboard/console/products/`} || p.id`,
       sql`FROM products p JOIN orders o ON o.order_number = ${orderNumber}
           WHERE p.id = ${productId} AND p.stock_count <= ${threshold} AND p.stock_count + o.quantity > ${threshold}`,
       now,

@@ -36,3 +36,11 @@ export const lowStockQuery = (threshold: number): Query<ProductRow[]> => ({
   reads: [sql`SELECT ${columnsOf(products)} FROM products WHERE active = 1 AND stock_count <= ${threshold} ORDER BY stock_count, id LIMIT 50`],
   parse: ([rows]) => rowsOf<ProductRow>(rows),
 });
+
+export type ProductName = { id: number; name: string; active: number };
+
+/** Every product's id and name, by name (the console's product pickers). */
+export const productNamesQuery: Query<ProductName[]> = {
+  reads: [sql`SELECT id, name, active FROM products ORDER BY name COLLATE NOCASE, id`],
+  parse: ([rows]) => rowsOf<ProductName>(rows),
+};

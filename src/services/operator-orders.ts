@@ -44,15 +44,22 @@ export function ordersWhere({ q, userId, status, from, to }: OrderFilters): SQL 
   return conditions.length === 0 ? sql`` : sql`WHERE ${sql.join(conditions, sql` AND `)}`;
 }
 
-export const ordersQuery = (filters: OrderFilters, page: Page): Query<{ rows: BuyerOrder[]; total: number }> => {
+/**
+ * A page of the filtered orders, how many match in all, and their revenue: the totals of those not cancelled (a
+ * cancelled order was refunded), in cents.
+ */
+export const ordersQuery = (filters: OrderFilters, page: Page): Query<{ rows: BuyerOrder[]; total: number; revenueCents: number }> => {
   const { limit, offset } = pageWindow(page);
   const where = ordersWhere(filters);
   return {
     reads: [
       sql`SELECT ${columnsOf(orders)}, ${buyerColumns(sql`orders.user_id`)} FROM orders ${where} ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
-      sql`SELECT count(*) AS total FROM orders ${where}`,
+      sql`SELECT count(*) AS total, coalesce(sum(CASE WHEN status <> 'cancelled' THEN total_amount_cents END), 0) AS revenueCents FROM orders ${where}`,
     ],
-    parse: ([rows, total]) => ({ rows: rowsOf<BuyerOrder>(rows), total: rowsOf<{ total: number }>(total)[0].total }),
+    parse: ([rows, totals]) => {
+      const { total, revenueCents } = rowsOf<{ total: number; revenueCents: number }>(totals)[0];
+      return { rows: rowsOf<BuyerOrder>(rows), total, revenueCents };
+    },
   };
 };
 

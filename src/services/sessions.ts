@@ -75,11 +75,13 @@ export const sessionOpened = (tokenHash: string) => sql`SELECT 1 FROM sessions W
  * Email and password to a new session, or null. A wrong password and an unknown email take the same path: one read,
  * one PBKDF2 (against a decoy hash when there is no such user), the same null.
  */
-export async function signIn(d1: Db, email: string, password: string): Promise<SessionToken | null> {
+/** A new session, and whether its user is an operator (who lands on the console). */
+export async function signIn(d1: Db, email: string, password: string): Promise<(SessionToken & { operator: boolean }) | null> {
   // A disabled user takes the unknown email's path: refused with the same message, after the same work.
-  const user = await toStatement(d1, sql`SELECT id, password_hash AS passwordHash FROM users WHERE email = ${email} AND disabled_at IS NULL`).first<{
+  const user = await toStatement(d1, sql`SELECT id, password_hash AS passwordHash, role FROM users WHERE email = ${email} AND disabled_at IS NULL`).first<{
     id: number;
     passwordHash: string;
+    role: string;
   }>();
   const matches = await verifyPassword(password, user?.passwordHash ?? decoyPasswordHash());
   if (!user || !matches) return null;
@@ -91,7 +93,7 @@ export async function signIn(d1: Db, email: string, password: string): Promise<S
     reads: [sessionOpened(session.tokenHash)],
     committed: ([opened]) => rowsOf(opened).length > 0,
   });
-  return rowsOf(reads[0]).length > 0 ? session : null;
+  return rowsOf(reads[0]).length > 0 ? { ...session, operator: user.role === 'operator' } : null;
 }
 
 export async function endSession(d1: Db, token: string): Promise<void> {

@@ -68,13 +68,11 @@ describe.runIf(browserAvailable)('the operator console in a real browser', () =>
       await page.waitForURL(`${server.origin}${href}`);
     };
 
-    // The demo operator signs in and opens the console from the dashboard.
+    // The demo operator signs in and lands on the console, not on the buyer's dashboard.
     await page.goto(`${server.origin}/dashboard/sign-in`);
     await page.getByLabel('Email', { exact: true }).fill(OPERATOR.email);
     await page.getByLabel('Password', { exact: true }).fill(OPERATOR.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${server.origin}/dashboard`);
-    await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Console', exact: true }).click();
     await page.waitForURL(`${server.origin}/dashboard/console`);
     expect(await heading()).toBe('Console');
     const chart = page.getByRole('img', { name: /Revenue and refunds per day, last 30 days/ });
@@ -112,7 +110,7 @@ describe.runIf(browserAvailable)('the operator console in a real browser', () =>
     // The buyer's order, found by its number.
     await goTo('Orders');
     await page.getByRole('searchbox', { name: 'Search' }).fill(order.order_number);
-    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('button', { name: 'Apply' }).click();
     await page.waitForURL(/\/dashboard\/console\/orders\?q=/);
     await page.getByRole('link', { name: order.order_number }).click();
     expect(await heading()).toBe(`Order ${order.order_number}`);
@@ -166,7 +164,8 @@ describe.runIf(browserAvailable)('the operator console in a real browser', () =>
     await buyerBrowser.page.getByLabel('New password', { exact: true }).fill('a brand new password');
     await buyerBrowser.page.getByLabel('Confirm password', { exact: true }).fill('a brand new password');
     await buyerBrowser.page.getByRole('button', { name: 'Set password' }).click();
-    await buyerBrowser.page.waitForURL(`${server.origin}/dashboard/sign-in`);
+    await buyerBrowser.page.waitForURL(`${server.origin}/dashboard/sign-in?done=password_reset`);
+    await buyerBrowser.page.getByText('Your new password is set').waitFor();
     await buyerBrowser.page.getByLabel('Email', { exact: true }).fill(buyerEmail);
     await buyerBrowser.page.getByLabel('Password', { exact: true }).fill('a brand new password');
     await buyerBrowser.page.getByRole('button', { name: 'Sign in' }).click();
@@ -257,7 +256,7 @@ describe.runIf(browserAvailable)('the operator console in a real browser', () =>
       await page.getByLabel('Email', { exact: true }).fill(OPERATOR.email);
       await page.getByLabel('Password', { exact: true }).fill(OPERATOR.password);
       await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.waitForURL(`${server.origin}/dashboard`);
+      await page.waitForURL(`${server.origin}/dashboard/console`);
       for (const path of pages) {
         await page.goto(`${server.origin}${path}`);
         await settled(page);

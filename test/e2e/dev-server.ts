@@ -25,7 +25,7 @@ export interface DevServer {
  * its PAYMENT_BASE_URL is its own origin (the dev script makes it follow PORT: no `--var` sets it here, so the tests
  * of payment links check that), so the payment links it hands out never lead to the developer's server.
  */
-export async function startDevServer(port: number): Promise<DevServer> {
+export async function startDevServer(port: number, extra: { args?: string[]; env?: Record<string, string> } = {}): Promise<DevServer> {
   const state = mkdtempSync(join(tmpdir(), 'stock-wallet-e2e-'));
   const origin = `http://localhost:${port}`;
   const adminToken = 'e2e-admin-token';
@@ -41,9 +41,10 @@ export async function startDevServer(port: number): Promise<DevServer> {
       // Every slot is the generic adapter (its local checkout page), whatever provider block the developer's
       // .dev.vars turns on: `--var` wins over .dev.vars.
       ...['ONE', 'TWO', 'THREE'].flatMap((slot) => ['--var', `GATEWAY_${slot}_PROVIDER:generic`]),
+      ...(extra.args ?? []),
     ],
     {
-      env: { ...shell, PORT: String(port), DEV_STATE_DIR: state, WRANGLER_REGISTRY_PATH: join(state, 'registry'), WRANGLER_SEND_METRICS: 'false' },
+      env: { ...shell, PORT: String(port), DEV_STATE_DIR: state, WRANGLER_REGISTRY_PATH: join(state, 'registry'), WRANGLER_SEND_METRICS: 'false', ...extra.env },
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     },

@@ -15,10 +15,10 @@ import { Person } from './person';
 
 const AUDIT = '/dashboard/console/audit';
 
-/** A target's console page: `user:12` → the user's page. */
+/** A target's console page: `user:12` → the user's page (users, products, deposits, orders, coupons). */
 function targetLink(target: string) {
   const [kind, id] = target.split(':');
-  const path = { user: 'users', product: 'products', deposit: 'deposits' }[kind];
+  const path = { user: 'users', product: 'products', deposit: 'deposits', order: 'orders', coupon: 'coupons' }[kind];
   if (!path || !/^\d+$/.test(id ?? '')) return target;
   return <a href={kind === 'deposit' ? `/dashboard/console/deposits#deposit-${id}` : `/dashboard/console/${path}/${id}`}>{target}</a>;
 }
@@ -55,7 +55,8 @@ export const consoleAudit = new Hono<AppEnv>().get('/console/audit', requireOper
             { label: 'Actor', cell: (a) => actorOf(a) },
             { label: 'Action', cell: (a) => a.action },
             { label: 'Target', cell: (a) => targetLink(a.target) },
-            { label: 'Details', cell: (a) => describe(a.details) },
+            // Long values (hashes, a product's JSON) wrap inside the cell instead of widening the table.
+            { label: 'Details', class: 'wrap', cell: (a) => describe(a.details) },
           ]}
         />
         <Pager path={AUDIT} page={pageQuery.page} totalPages={Math.ceil(total / pageQuery.per_page)} query={range} />

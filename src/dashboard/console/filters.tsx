@@ -30,6 +30,50 @@ export function DateFilter({ action, range, keep = {}, children }: { action: str
   );
 }
 
+interface ListFilterProps {
+  action: string;
+  range: DateRange;
+  /** Filters the form does not show, kept as hidden fields (a user's orders). */
+  keep?: Record<string, string | undefined>;
+  /** Fields before From / To (the search) and after them (a status). */
+  before?: Child;
+  after?: Child;
+  /** A line under the form (its `id` is `filter-hint`, for a field's aria-describedby). */
+  hint?: string;
+  /** After the button: the list's Export CSV link. */
+  children?: Child;
+}
+
+/**
+ * A list's one filter form: every field (search, From / To, a status) is applied together by "Apply", so nothing typed
+ * in one part is dropped by submitting another. The page then shows the filtered count (and totals where they mean
+ * something).
+ */
+export function ListFilter({ action, range, keep = {}, before, after, hint, children }: ListFilterProps) {
+  return (
+    <form method="get" action={action} class="search filter" role="search" aria-label="Filter">
+      {Object.entries(keep).map(([name, value]) => (value === undefined || value === '' ? null : <input type="hidden" name={name} value={value} />))}
+      {before}
+      <div class="field">
+        <label for="filter-from">From</label>
+        <input id="filter-from" name="from" type="date" value={range.from} />
+      </div>
+      <div class="field">
+        <label for="filter-to">To</label>
+        <input id="filter-to" name="to" type="date" value={range.to} />
+      </div>
+      {after}
+      <button type="submit">Apply</button>
+      {children}
+      {hint !== undefined && (
+        <p class="muted" id="filter-hint">
+          {hint}
+        </p>
+      )}
+    </form>
+  );
+}
+
 /** The list's range as a CSV file (src/dashboard/console/exports.ts). */
 export const exportHref = (name: ExportName, range: DateRange) => {
   const params = query({ from: range.from, to: range.to });

@@ -1,5 +1,6 @@
 import { Hono, type Context } from 'hono';
 import { readConfig, type AppEnv } from '../../env';
+import type { DateRange } from '../../lib/date-range';
 import { publishAfterResponse } from '../../middleware/publish-events';
 import { requireOperatorSession } from '../../middleware/session';
 import { OrdersQuery } from '../../schemas/operator';
@@ -7,12 +8,12 @@ import { queryAsOperator } from '../../services/caller';
 import { OPERATOR } from '../../services/idempotency';
 import { cancelOrderAsOperator } from '../../services/operator-cancel';
 import { orderDetailQuery, ordersQuery } from '../../services/operator-orders';
-import { Alert, Money, Pager, SearchForm, Status, When } from '../components';
+import { Alert, Money, Pager, Status, When } from '../components';
 import { withDone } from '../done-notices';
 import { formHandler, idFromPath, parseForm, redirectOnce, sameOriginForm, type FormProblem } from '../forms';
 import { page } from '../layout';
 import { AskFirst, confirmationPage } from './confirm';
-import { DateFilter, ExportLink } from './filters';
+import { ExportLink, ListFilter } from './filters';
 import { Person } from './person';
 import { DataTable, OrderFacts } from '../tables';
 
@@ -20,26 +21,64 @@ import { DataTable, OrderFacts } from '../tables';
 // email or the product's name, within a range of days (exported as CSV), and one order with its items and its buyer.
 
 const ORDERS = '/dashboard/console/orders';
+const STATUS_CHOICES = [['', 'Any'], ['pending', 'Pending'], ['completed', 'Completed'], ['cancelled', 'Cancelled']] as const;
+
+/** The one filter form: search, from, to and status, applied together ("Apply"); the CSV link carries the days. */
+function OrdersFilter({ search, status, range, userId }: { search?: string; status?: string; range: DateRange; userId?: number }) {
+  return (
+    <ListFilter
+      action={ORDERS}
+      range={range}
+      keep={{ user_id: userId?.toString() }}
+      before={
+        <div class="field">
+          <label for="filter-q">Search</label>
+          <input id="filter-q" name="q" type="search" value={search} maxlength={254} aria-describedby="filter-hint" />
+        </div>
+      }
+      after={
+        <div class="field">
+          <label for="filter-status">Status</label>
+          <select id="filter-status" name="status">
+            {STATUS_CHOICES.map(([value, label]) => (
+              <option value={value} selected={(status ?? '') === value}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </div>
+      }
+      hint="Search: the start of an order number (ORD-…), or part of a buyer's email or of a product's name. Days are UTC, inclusive."
+    >
+      <ExportLink name="orders" range={range} />
+    </ListFilter>
+  );
+}
 
 export const consoleOrders = new Hono<AppEnv>()
   .get('/console/orders', requireOperatorSession, async (c) => {
-    const { q, user_id: userId, status, from, to, ...pageQuery } = parseForm(OrdersQuery, c.req.query());
+    // The filter form sends every field; an empty one (status "Any", no day) is no filter.
+    const filled = Object.fromEntries(Object.entries(c.req.query()).filter(([, value]) => value !== ''));
+    const { q, user_id: userId, status, from, to, ...pageQuery } = parseForm(OrdersQuery, filled);
     const search = q === '' ? undefined : q;
     const range = { from, to };
-    const [{ rows, total }] = await queryAsOperator(c.var.db, c.var.caller, [ordersQuery({ q: search, userId, status, ...range }, pageQuery)]);
+    const [{ rows, total, revenueCents }] = await queryAsOperator(c.var.db, c.var.caller, [ordersQuery({ q: search, userId, status, ...range }, pageQuery)]);
+    const filtered = search !== undefined || userId !== undefined || status !== undefined || from !== undefined || to !== undefined;
     return page(c, {
       title: 'Orders',
       section: ORDERS,
       children: (
         <>
-          <SearchForm action={ORDERS} value={search} hint="The start of an order number (ORD-…), or part of a buyer's email or of a product's name." />
-          <DateFilter action={ORDERS} range={range} keep={{ q: search, status }}>
-            <ExportLink name="orders" range={range} />
-          </DateFilter>
+          <OrdersFilter search={search} status={status} range={range} userId={userId} />
+          <p class="totals" role="status" aria-label="Filtered totals">
+            {`${total.toLocaleString('en-US')} ${total === 1 ? 'order' : 'orders'}${filtered ? ' match' : ' in all'}, revenue `}
+            <Money cents={revenueCents} />
+            {' (cancelled orders excluded).'}
+          </p>
           <DataTable
-            caption={search ? `Orders matching ${search}` : 'Every order, newest first'}
+            caption={filtered ? 'Orders matching the filter, newest first' : 'Every order, newest first'}
             rows={rows}
-            empty={search ? 'No order matches.' : 'No orders yet.'}
+            empty={filtered ? 'No order matches.' : 'No orders yet.'}
             columns={[
               { label: 'Order', cell: (o) => <a href={`${ORDERS}/${o.id}`}>{o.orderNumber}</a> },
               { label: 'Buyer', cell: (o) => <Person id={o.userId} name={o.userName} email={o.userEmail} /> },
@@ -49,7 +88,7 @@ export const consoleOrders = new Hono<AppEnv>()
               { label: 'Placed', cell: (o) => <When iso={o.createdAt} /> },
             ]}
           />
-          <Pager path={ORDERS} page={pageQuery.page} totalPages={Math.ceil(total / pageQuery.per_page)} query={{ q: search, status, ...range }} />
+          <Pager path={ORDERS} page={pageQuery.page} totalPages={Math.ceil(total / pageQuery.per_page)} query={{ q: search, status, user_id: userId?.toString(), ...range }} />
         </>
       ),
     });

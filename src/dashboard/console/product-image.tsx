@@ -9,6 +9,7 @@ import { catalogueProductQuery, type CatalogueProduct } from '../../services/ope
 import { removeProductImage, setProductImage } from '../../services/media';
 import { Alert, FileField } from '../components';
 import { formHandler, idFromPath, sameOriginForm, type FormProblem } from '../forms';
+import { withDone } from '../done-notices';
 import { AskFirst, confirmationPage, confirmPath } from './confirm';
 
 // A product's image on its console page: "Upload image" (a PNG, JPEG or WebP file, as PUT /admin/products/{id}/image)
@@ -75,7 +76,7 @@ export const consoleProductImages = (again: ImageProblemPage) =>
           const { bytes, type } = await uploadedImage(c);
           await setProductImage(c.var.db, c.env.MEDIA, operatorActor(c.var.caller), id, bytes, type);
           await purgeStock(c, [id]);
-          return c.redirect(productPath(id), 303);
+          return c.redirect(withDone(productPath(id), 'image_uploaded'), 303);
         },
         (c, _fields, problem) => again(c, idFromPath(c.req.param('id'), 'Product'), problem),
       ),
@@ -85,5 +86,5 @@ export const consoleProductImages = (again: ImageProblemPage) =>
       const id = idFromPath(c.req.param('id'), 'Product');
       await removeProductImage(c.var.db, c.env.MEDIA, operatorActor(c.var.caller), id);
       await purgeStock(c, [id]);
-      return c.redirect(productPath(id), 303);
+      return c.redirect(withDone(productPath(id), 'image_removed'), 303);
     });

@@ -17,6 +17,7 @@ import { formHandler, idFromPath, parseForm, plainNumber, redirectOnce, sameOrig
 import { withDone } from '../done-notices';
 import { page } from '../layout';
 import { consoleProductImages, ProductImageForms } from './product-image';
+import { consoleStockItems, UnsoldItems, unsoldItemsOf } from './stock-items';
 import { DataTable } from '../tables';
 import { readNumber } from '../../lib/exact-json';
 import { volumeTiersOf } from '../../services/pricing';
@@ -145,7 +146,7 @@ interface ProductView {
 }
 
 async function productPage(c: Context<AppEnv>, productId: number, { values, problem, form }: ProductView = {}) {
-  const [product] = await queryAsOperator(c.var.db, c.var.caller, [catalogueProductQuery(productId)]);
+  const [product, unsold] = await queryAsOperator(c.var.db, c.var.caller, [catalogueProductQuery(productId), unsoldItemsOf(productId, c)]);
   const { added, skipped } = c.req.query();
   const uploaded = /^\d+$/.test(added ?? '') && /^\d+$/.test(skipped ?? '');
   return page(
@@ -166,15 +167,18 @@ async function productPage(c: Context<AppEnv>, productId: number, { values, prob
               <dd>{product.unitsSold}</dd>
             </div>
           </dl>
-          <section class="card narrow" aria-labelledby="edit-product">
+          <section class="card" aria-labelledby="edit-product">
             <h2 id="edit-product">Edit</h2>
             {form === 'edit' && <Alert problem={problem} />}
             <form method="post" action={productPath(product.id)}>
-              <ProductFields values={form === 'edit' && values ? values : formValues(product)} problem={form === 'edit' ? problem : undefined} />
+              <div class="columns">
+                <ProductFields values={form === 'edit' && values ? values : formValues(product)} problem={form === 'edit' ? problem : undefined} />
+              </div>
               <button type="submit">Save product</button>
             </form>
           </section>
           <ProductImageForms product={product} problem={form === 'image' ? problem : undefined} />
+          <UnsoldItems productId={product.id} items={unsold.rows} total={unsold.total} c={c} />
           <section class="card" aria-labelledby="upload-stock">
             <h2 id="upload-stock">Upload stock</h2>
             <p class="muted">{`One item per line, at most ${MAX_ITEMS_PER_UPLOAD.toLocaleString('en-US')} lines a post. Items already in stock are skipped.`}</p>
@@ -215,6 +219,7 @@ async function uploadedLines(c: Context<AppEnv>, fields: FormFields): Promise<st
 
 export const consoleProducts = new Hono<AppEnv>()
   .route('/', consoleProductImages((c, id, problem) => productPage(c, id, { problem, form: 'image' })))
+  .route('/', consoleStockItems)
   .get('/console/products', requireOperatorSession, (c) => productsPage(c))
   .post(
     '/console/products',

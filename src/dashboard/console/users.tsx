@@ -191,7 +191,7 @@ export const consoleUsers = new Hono<AppEnv>()
         const id = pathUserId(c);
         const { discount_percent } = parseForm(UpdateUserBody.pick({ discount_percent: true }).required(), fields, ['discount_percent']);
         await updateUser(c.var.db, operatorActor(c.var.caller), id, { discount_percent });
-        return c.redirect(userPath(id), 303);
+        return c.redirect(withDone(userPath(id), 'discount_saved'), 303);
       },
       (c, fields, problem) => userPage(c, pathUserId(c), { values: fields, problem }),
     ),
