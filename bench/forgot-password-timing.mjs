@@ -87,7 +87,7 @@ try {
     if (res.status !== 201) throw new Error(`creating a user answered ${res.status}: ${await res.text()}`);
     real.push(email);
   }
-  const times = { real: [], unknown: [] };
+  const times = { real: [], unknown: [], diff: [] };
   let realSlower = 0;
   for (let i = 0; i < total; i++) {
     const ip = `198.18.${(i >> 8) & 255}.${i & 255}`;
@@ -104,6 +104,7 @@ try {
     if (i < WARMUP) continue;
     times.real.push(took.real);
     times.unknown.push(took.unknown);
+    times.diff.push(took.real - took.unknown);
     if (took.real > took.unknown) realSlower++;
   }
   const [r, u] = [median(times.real), median(times.unknown)];
@@ -111,6 +112,7 @@ try {
   console.log(`  median real address:    ${r.toFixed(2)} ms`);
   console.log(`  median unknown address: ${u.toFixed(2)} ms`);
   console.log(`  real / unknown:         ${(r / u).toFixed(3)} (${(((r - u) / u) * 100).toFixed(1)} %)`);
+  console.log(`  median of the pairs' differences (real - unknown): ${median(times.diff).toFixed(2)} ms`);
   console.log(`  pairs where the real address was slower: ${realSlower} of ${PAIRS} (${Math.round((realSlower / PAIRS) * 100)} %)`);
 } finally {
   await stop();
