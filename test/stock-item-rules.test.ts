@@ -56,14 +56,16 @@ describe('a stock item with a control character, or longer than 4,096 characters
   }
 });
 
-describe('an item with a tab inside (login<TAB>password)', () => {
-  it('is taken by both paths, exactly 4,096 characters too', async () => {
+describe('an item with fields (login:password)', () => {
+  it('is taken by both paths, exactly 4,096 characters too, and a tab between fields is refused by both', async () => {
     const product = await newProduct({ price: 1 });
     const longest = `L${'x'.repeat(4095)}`;
-    expect((await apiJson(product.id, ['user-1\tpass-1', longest])).status).toBe(201);
+    expect((await apiJson(product.id, ['user-1:pass-1', longest])).status).toBe(201);
     const operator = await newOperator();
-    const typed = await consoleUpload(product.id, operator.cookie, { items: 'user-2\tpass-2' });
+    const typed = await consoleUpload(product.id, operator.cookie, { items: 'user-2:pass-2' });
     expect(typed.status, typed.text.slice(0, 200)).toBe(303);
+    expect((await apiJson(product.id, ['user-3\tpass-3'])).status).toBe(422);
+    expect((await consoleUpload(product.id, operator.cookie, { items: 'user-4\tpass-4' })).status).toBe(422);
     expect(await stockOf(product.id)).toBe(3);
   });
 });

@@ -31,9 +31,9 @@ const asOperator = { owner: OPERATOR } as const;
 const tags = ['Admin'];
 
 // What `checkedUpload` enforces, as patterns for the document: an item once trimmed is at most MAX_ITEM_LENGTH
-// characters with no line break and no control character but the tab, and a blank one is skipped. Each input has one
+// characters with no line break and no control character (the tab included), and a blank one is skipped. Each input has one
 // way to match (no runaway backtracking in the tools that evaluate them).
-const ITEM_CHAR = `[^${controlClass('\t')}]`;
+const ITEM_CHAR = `[^${controlClass()}]`;
 const EDGE_CHAR = `[^\\s${controlClass()}]`;
 const TRIMMED_ITEM = `${EDGE_CHAR}(?:${ITEM_CHAR}{0,${MAX_ITEM_LENGTH - 2}}${EDGE_CHAR})?`;
 const TEXT_LINE = `[^\\S\\n]*(?:${TRIMMED_ITEM}[^\\S\\n]*)?`;

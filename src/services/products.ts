@@ -189,11 +189,11 @@ export const MAX_ITEM_LENGTH = 4096;
 export const normaliseItems = (items: string[]) => items.map((item) => item.trim()).filter((item) => item.length > 0);
 
 /**
- * A control character an item may not contain: those no human text may hold (C0, DEL, C1, bidirectional controls:
- * src/lib/validation.ts) but the tab, which separates fields of an item such as `login<TAB>password`. Buyers receive
- * items as text, one per line in the export.
+ * A control character an item may not contain: those no human text may hold (C0 with the tab, DEL, C1, bidirectional
+ * controls: src/lib/validation.ts). Buyers receive items as text, one per line in the export, and fields inside an
+ * item are separated by a visible character (`login:password`).
  */
-export const ITEM_CONTROL = new RegExp(`[${controlClass('\t')}]`);
+export const ITEM_CONTROL = new RegExp(`[${controlClass()}]`);
 
 /**
  * Upload items, trimmed and non-blank: the one validator of the admin API (JSON and text bodies) and the console's
