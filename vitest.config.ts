@@ -58,6 +58,8 @@ export default defineConfig({
           EMAIL_FROM: 'Test Shop <shop@example.com>',
           SHOP_NAME: 'Test Shop',
           EMAIL_VERIFICATION: 'off',
+          // The test gateway's pages (test mode) on the test worker's own origin, as PAYMENT_BASE_URL above.
+          PUBLIC_BASE_URL: 'http://localhost',
         },
         // The whole suite shares one client IP and a few keys: the production limits would throttle it. A tiny
         // limiter lets test/rate-limit.test.ts reach 429 with a handful of requests.

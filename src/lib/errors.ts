@@ -11,6 +11,8 @@ export const ERROR_STATUS = {
   INSUFFICIENT_SCOPE: 403,
   SPEND_LIMIT_REACHED: 403,
   IP_NOT_ALLOWED: 403,
+  // A test-mode route (/test/...) called with a live key.
+  TEST_KEY_REQUIRED: 403,
   NOT_FOUND: 404,
   VALIDATION_FAILED: 422,
   INSUFFICIENT_BALANCE: 400,
