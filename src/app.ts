@@ -34,7 +34,7 @@ import { registerDashboardDocs } from './dashboard/openapi';
 import { rememberVendorFailures } from './middleware/vendor-failures';
 import { API_PREFIX, registerDocument, registerServiceInfo } from './routes/service';
 import { testModeRouter } from './routes/test-mode';
-import { testPayRouter } from './routes/test-pay';
+import { registerTestPayDocs, testPayRouter } from './routes/test-pay';
 import { requireTestKeyRoute } from './middleware/mode';
 import { refreshSandboxAfterCatalogueChange } from './middleware/sandbox-refresh';
 
@@ -116,6 +116,7 @@ export function createApp() {
   registerDocument(app);
   registerDashboardDocs(app);
   registerStorefrontDocs(app);
+  registerTestPayDocs(app);
 
   app.notFound((c) => renderError(new ApiError('NOT_FOUND', 'No such route.'), c));
   app.onError(renderError);

@@ -1,3 +1,4 @@
+import { z } from '@hono/zod-openapi';
 import { Hono, type Context } from 'hono';
 import { NONCE, secureHeaders } from 'hono/secure-headers';
 import type { AppEnv } from '../env';
@@ -11,6 +12,8 @@ import { userCaller } from '../services/caller';
 import { findDeposit } from '../services/deposits';
 import { settleTestDeposit, TEST_PROVIDER, type TestOutcome } from '../services/payments/gateways/test';
 import { STATIC_ASSETS } from '../generated/static-assets';
+import { ErrorBody } from '../lib/envelope';
+import { jsonResponse, pathId, type createRouter } from './openapi';
 
 // The test gateway's payment page, `<PUBLIC_BASE_URL>/test/pay/<deposit_id>` (a sandbox deposit's payment_url): what
 // a real vendor's hosted checkout is in live, with three buttons, "Pay", "Pay less" (half the amount: a mismatch,
@@ -89,7 +92,7 @@ const depositIdOf = (raw: string) => {
 
 /** A test deposit of the sandbox, or 404 (no sandbox here, no such deposit, or not the test gateway's). */
 async function testDeposit(c: Context<AppEnv>): Promise<DepositRow> {
-  const deposit = await findDeposit(c.var.db, depositIdOf(c.req.param('id') ?? ''));
+  const deposit = await findDeposit(c.var.db, depositIdOf(c.req.param('deposit_id') ?? ''));
   if (deposit.provider !== TEST_PROVIDER) throw notFound('Deposit');
   return deposit;
 }
@@ -103,9 +106,9 @@ export const testPayRouter = new Hono<AppEnv>()
     c.header('Cache-Control', 'no-store');
     await next();
   })
-  .get('/:id', async (c) => c.html(testPayPage(await testDeposit(c), c.get('secureHeadersNonce') ?? '')))
+  .get('/:deposit_id', async (c) => c.html(testPayPage(await testDeposit(c), c.get('secureHeadersNonce') ?? '')))
   // Another web page must not pay or fail a deposit through a tester's browser: same origin only.
-  .post('/:id', sameOriginOnly, async (c) => {
+  .post('/:deposit_id', sameOriginOnly, async (c) => {
     const deposit = await testDeposit(c);
     const form = await c.req.parseBody();
     const choice = CHOICES[typeof form.choice === 'string' ? form.choice : ''];
@@ -115,3 +118,31 @@ export const testPayRouter = new Hono<AppEnv>()
     const result = after.status === 'paid' ? 'Paid: the test wallet is credited.' : after.status === 'failed' ? 'The payment failed.' : `Paid ${formatUsd(amountCents ?? 0)}: less than the deposit, nothing credited.`;
     return c.html(testPayPage(after, c.get('secureHeadersNonce') ?? '', result));
   });
+
+const html = (description: string) => ({ description, content: { 'text/html': { schema: { type: 'string' as const } } } });
+
+/** The page in the OpenAPI document, beside the other pages outside the API. */
+export function registerTestPayDocs(app: ReturnType<typeof createRouter>) {
+  const tags = ['Pages'];
+  const params = z.object({ deposit_id: pathId('deposit_id') });
+  const notServed = { 404: jsonResponse(ErrorBody, 'Unknown test deposit, or no test mode (SANDBOX_DB unbound)') };
+  app.openAPIRegistry.registerPath({
+    method: 'get',
+    path: '/test/pay/{deposit_id}',
+    operationId: 'getTestPaymentPage',
+    tags,
+    summary: "Test mode: the test gateway's payment page (a sandbox deposit's payment_url)",
+    request: { params },
+    responses: { 200: html('The page, with Pay, Pay less and Fail'), ...notServed },
+  });
+  app.openAPIRegistry.registerPath({
+    method: 'post',
+    path: '/test/pay/{deposit_id}',
+    operationId: 'submitTestPayment',
+    tags,
+    summary: "Test mode: the payment page's buttons (form field `choice`: pay, pay_less, fail)",
+    description: "Only from the page itself: a post without the page's own `Origin` (or `Sec-Fetch-Site: same-origin`) is a 403.",
+    request: { params },
+    responses: { 200: html('The page again, with what happened'), 403: jsonResponse(ErrorBody, 'Another origin (FORBIDDEN)'), 422: html('No choice made'), ...notServed },
+  });
+}

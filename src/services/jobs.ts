@@ -10,6 +10,7 @@ import { deleteExpiredSessions } from './sessions';
 import { pollVendors, type PollReport } from './vendor-poll';
 import { readMailSettings, scheduledMail } from './mail';
 import { emailAlerts } from './operator-alerts';
+import { runSandboxJobs, SANDBOX_JOB_STATEMENTS, type SandboxJobReport } from './operator/sandbox-jobs';
 
 // Each job is one guarded UPDATE (or DELETE) over at most `batchSize` rows, repeated while a backlog remains; two runs
 // at once cannot double-apply anything because every UPDATE re-checks the status it changes. D1 allows 50 queries per
@@ -51,6 +52,8 @@ export interface JobReport {
   enqueuedEmails: number;
   /** Real-provider deposits asked about at their vendors (src/services/vendor-poll.ts). */
   poll: PollReport;
+  /** Test mode's round (src/services/operator/sandbox-jobs.ts); null without a sandbox or when the run cannot afford it. */
+  sandbox: SandboxJobReport | null;
 }
 
 export async function runScheduledJobs(env: Bindings, nowMs = Date.now()): Promise<JobReport> {
@@ -71,10 +74,19 @@ export async function runScheduledJobs(env: Bindings, nowMs = Date.now()): Promi
     await emailAlerts(env.DB, readMailSettings(env), now);
   }
   const enqueuedEmails = await drain((limit) => sweepEmails(env.DB, env.EMAIL_QUEUE, nowMs, limit), BATCH_SIZE, 1, 2, spent);
+  let sandbox: SandboxJobReport | null = null;
+  if (env.SANDBOX_DB && spent.statements + SANDBOX_JOB_STATEMENTS <= QUERIES_PER_INVOCATION) {
+    spent.statements += SANDBOX_JOB_STATEMENTS;
+    sandbox = await runSandboxJobs(env, env.SANDBOX_DB, config, nowMs, now).catch((err: unknown) => {
+      // The next run does it again; the live shop never waits on its sandbox.
+      console.warn(JSON.stringify({ level: 'warn', msg: 'sandbox jobs stopped', class: err instanceof Error ? err.name : typeof err }));
+      return null;
+    });
+  }
   const poll = await pollVendors(env.DB, config, nowMs, QUERIES_PER_INVOCATION - spent.statements, scheduledMail(env, config)).catch((err: unknown) => {
     // A database fault in the poll loses nothing: the deposits are asked again on the next run.
     console.warn(JSON.stringify({ level: 'warn', msg: 'deposit poll stopped', class: err instanceof Error ? err.name : typeof err }));
     return { asked: 0, changed: 0, skipped: 0 };
   });
-  return { completedOrders, expiredDeposits, deletedIdempotencyKeys, deletedEvents, deletedSessions, enqueuedEvents, enqueuedEmails, poll };
+  return { completedOrders, expiredDeposits, deletedIdempotencyKeys, deletedEvents, deletedSessions, enqueuedEvents, enqueuedEmails, poll, sandbox };
 }
