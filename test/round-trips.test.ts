@@ -430,6 +430,49 @@ describe('D1 round trips of the operator console and its JSON twin', () => {
   });
 });
 
+describe('D1 round trips with a test key (test mode: the sandbox alone)', () => {
+  // Cases that depend on a live-only setting (mail, the sign-in password, the account's balance) are left out.
+  const LIVE_ONLY = /insufficient balance|forgot-password|EMAIL_VERIFICATION|\/user\/password/;
+  async function testModeUser(): Promise<TestUser> {
+    const user = await newUser();
+    const created = await call('/api-keys', { key: user.key, body: { name: 'sandbox', mode: 'test' } });
+    expect(created.status, created.text).toBe(201);
+    return { ...user, key: created.json.data.key };
+  }
+  for (const c of cases.filter((c) => !LIVE_ONLY.test(c.name))) {
+    it(`${c.name}: ${c.trips} round trip(s) to the sandbox, none to the live database`, async () => {
+      const user = await testModeUser();
+      const f = await fixtures(user);
+      const [path, options] = c.request(user, f);
+      const { status, trips } = await measure(path, options);
+      expect(status).toBe(c.expectStatus);
+      expect(trips.length, JSON.stringify(trips)).toBe(c.trips);
+      expect(trips.every((t) => t.sandbox)).toBe(true);
+      expect(trips.filter((t) => t.toPrimary).length).toBe(c.toPrimary);
+    });
+  }
+
+  it('a test key from a live key: two round trips, one per database (the documented exception)', async () => {
+    const user = await newUser();
+    const { status, trips } = await measure('/api-keys', { key: user.key, body: { name: 'sandbox', mode: 'test' } });
+    expect(status).toBe(201);
+    expect(trips.map((t) => Boolean(t.sandbox))).toEqual([false, true]);
+  });
+
+  it('the test gateway: reading the deposit, then the credit batch vendors use (two); a reset one', async () => {
+    const user = await testModeUser();
+    const { depositId } = await fixtures(user);
+    const paid = await measure(`/test/deposits/${depositId}/pay`, { key: user.key, method: 'POST' });
+    expect(paid.status).toBe(200);
+    expect(paid.trips.length).toBe(2);
+    expect(paid.trips.every((t) => t.sandbox)).toBe(true);
+    const reset = await measure('/test/reset', { key: user.key, method: 'POST' });
+    expect(reset.status).toBe(200);
+    expect(reset.trips.length).toBe(1);
+    expect(reset.trips.every((t) => t.sandbox)).toBe(true);
+  });
+});
+
 describe('D1 round trips of narrowed API keys', () => {
   // Scope, address, expiry and the daily cap ride in the request's own batch: a narrowed key, allowed or refused,
   // still costs one round trip.
