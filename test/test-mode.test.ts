@@ -5,6 +5,7 @@ import { runScheduledJobs } from '../src/services/jobs';
 import { refreshSandboxMirror } from '../src/services/catalogue/sandbox-mirror';
 import type { DeliveryMessage } from '../src/services/webhook-delivery';
 import { SELF } from './contract';
+import { signedInUser, visit } from './dashboard-helpers';
 import { BASE, buy, call, expectError, fund, newProduct, newUser, restock, unique, type TestUser } from './helpers';
 
 // Test mode: a sk_test_ key is answered from SANDBOX_DB alone (docs/test-mode.md). Both databases are real local D1.
@@ -405,3 +406,28 @@ describe('without SANDBOX_DB', () => {
 void BASE;
 void fund;
 afterEach(() => vi.restoreAllMocks());
+
+describe("the dashboard's keys page", () => {
+  it('offers Live or Test; lists both, marked; revokes a test key in the sandbox', async () => {
+    const user = await signedInUser();
+    const page = await visit('/dashboard/keys', { cookie: user.cookie });
+    expect(page.text).toContain('<option value="test">');
+    const made = await visit('/dashboard/keys', { cookie: user.cookie, form: { name: 'sandbox laptop', mode: 'test' } });
+    expect(made.status).toBe(200);
+    const key = /<code class="secret" id="new-api-key">(sk_test_[0-9A-Za-z]{40})<\/code>/.exec(made.text)![1];
+    expect(await balance({ ...user, key })).toBe(1000);
+
+    const list = await visit('/dashboard/keys', { cookie: user.cookie });
+    expect(list.text).toContain(`sk_test_****${key.slice(-4)}`);
+    expect(list.text).toContain('sk_live_****');
+    expect(list.text).toContain('>Test</span>');
+    expect(list.text).toContain('>Live</span>');
+
+    const [testKey] = (await call('/api-keys', { key })).json.data;
+    const revoke = await visit(`/dashboard/keys/${testKey.id}/revoke`, { cookie: user.cookie, form: { mode: 'test' } });
+    expect(revoke.status).toBe(303);
+    expectError(await call('/wallet/balance', { key }), 401, 'UNAUTHORIZED');
+    // The live key with the same id, if the user has one, is untouched.
+    expect((await call('/wallet/balance', { key: user.key })).status).toBe(200);
+  });
+});

@@ -21,6 +21,8 @@ import {
 } from '../api-keys';
 import { readAs, userCaller, type Caller } from '../caller';
 import { newOperationId } from '../ledger';
+import { centsToAmount } from '../../lib/money';
+import { spentTodayCents } from '../spend-limits';
 import { liveAccountRead, sandboxAccountStatements, type LiveAccount } from './sandbox-account';
 
 // Test keys made from live: a live key (scope `keys`) or a dashboard session asks for a `sk_test_` key. The caller is
@@ -73,14 +75,20 @@ export async function createTestKeyFromLive(live: Db, sandbox: Db, caller: Calle
 
 /** The user's active test keys (the dashboard's keys page, after its live read proved the session). */
 export async function listTestKeys(sandbox: Db, userId: number) {
+  const now = isoNow();
   const [keys] = await readAs(sandbox, userCaller(userId), [
-    sql`SELECT ${keyColumns}, last_used_at FROM api_keys WHERE user_id = ${userId} AND revoked_at IS NULL ORDER BY created_at DESC, id DESC`,
+    sql`SELECT ${keyColumns}, last_used_at, ${spentTodayCents(sql`api_keys.id`, now)} AS spent_cents FROM api_keys
+        WHERE user_id = ${userId} AND revoked_at IS NULL ORDER BY created_at DESC, id DESC`,
   ]).catch((err: unknown) => {
     // No sandbox account yet: no test keys.
     if (err instanceof ApiError && err.code === 'UNAUTHORIZED') return [undefined];
     throw err;
   });
-  return rowsOf<KeyViewRow & { last_used_at: string | null }>(keys).map(({ last_used_at, ...row }) => ({ ...keyView(row), last_used_at }));
+  return rowsOf<KeyViewRow & { last_used_at: string | null; spent_cents: number }>(keys).map(({ last_used_at, spent_cents, ...row }) => ({
+    ...keyView(row),
+    last_used_at,
+    spent_today: centsToAmount(spent_cents),
+  }));
 }
 
 /** Revoke one of the user's test keys (the dashboard's Revoke on a test key, its session proved on live). */
