@@ -221,19 +221,25 @@ describe('the mirror', () => {
   });
 
   it('a SKU that moved to another product live moves in the sandbox too', async () => {
-    const first = await newProduct({ stock: 1 });
-    const second = await newProduct({ stock: 1 });
+    // The product taking the SKU comes first in the copy (lower id) than the one giving it up.
+    const taker = await newProduct({ stock: 1 });
+    const giver = await newProduct({ stock: 1 });
     const freed = unique('SKU');
-    expect((await call(`/admin/products/${first.id}`, { method: 'PATCH', admin: true, body: { sku: freed } })).status).toBe(200);
-    expect((await call(`/admin/products/${second.id}`, { method: 'PATCH', admin: true, body: { sku: first.sku } })).status).toBe(200);
+    expect((await call(`/admin/products/${giver.id}`, { method: 'PATCH', admin: true, body: { sku: freed } })).status).toBe(200);
+    expect((await call(`/admin/products/${taker.id}`, { method: 'PATCH', admin: true, body: { sku: giver.sku } })).status).toBe(200);
+    // Both changes seen by one refresh: the sandbox as it was before them.
+    await sandbox().batch([
+      sandbox().prepare('UPDATE products SET sku = ? WHERE id = ?').bind(taker.sku, taker.id),
+      sandbox().prepare('UPDATE products SET sku = ? WHERE id = ?').bind(giver.sku, giver.id),
+    ]);
     await refreshSandboxMirror(env.DB, sandbox());
     const skus = await sandbox()
       .prepare('SELECT id, sku FROM products WHERE id IN (?, ?) ORDER BY id')
-      .bind(first.id, second.id)
+      .bind(taker.id, giver.id)
       .all<{ id: number; sku: string }>();
     expect(skus.results).toEqual([
-      { id: first.id, sku: freed },
-      { id: second.id, sku: first.sku },
+      { id: taker.id, sku: giver.sku },
+      { id: giver.id, sku: freed },
     ]);
   });
 });
