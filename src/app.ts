@@ -35,7 +35,6 @@ import { rememberVendorFailures } from './middleware/vendor-failures';
 import { API_PREFIX, registerDocument, registerServiceInfo } from './routes/service';
 import { testModeRouter } from './routes/test-mode';
 import { registerTestPayDocs, testPayRouter } from './routes/test-pay';
-import { requireTestKeyRoute } from './middleware/mode';
 import { refreshSandboxAfterCatalogueChange } from './middleware/sandbox-refresh';
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -76,8 +75,6 @@ export function createApp() {
   // `/x/*` also matches `/x` itself in Hono, so this covers POST /orders and GET/POST /api-keys too. Registering the
   // bare paths as well ran the middleware twice there: two key lookups and two rate-limit counts per request.
   for (const path of ['/api-keys', '/user', '/orders', '/wallet', '/events', '/webhook-endpoints', '/test']) app.use(`${API_PREFIX}${path}/*`, requireApiKey);
-  // Test mode's own routes answer a test key only (403 TEST_KEY_REQUIRED; a bad key still 401).
-  app.use(`${API_PREFIX}/test/*`, requireTestKeyRoute);
   app.use(`${API_PREFIX}/admin/*`, requireAdmin);
   // An operator's change to the catalogue refreshes the test-mode sandbox's copy after its response.
   app.use(`${API_PREFIX}/admin/*`, refreshSandboxAfterCatalogueChange);

@@ -8,6 +8,14 @@ import { publishAfterResponse } from '../middleware/publish-events';
 import { resetSandbox } from '../services/accounts/sandbox-reset';
 import { settleTestDeposit, type TestOutcome } from '../services/payments/gateways/test';
 import { createRouter, errorResponses, IdParams, jsonBody, jsonResponse, needsScope } from './openapi';
+import { requireTestKeyRoute } from '../middleware/mode';
+import type { Scope } from '../lib/scopes';
+
+/** A test-mode route: its scope, and a test key only (403 TEST_KEY_REQUIRED; a bad key still 401), before its input is read. */
+const testKeyRoute = (scope: Scope) => {
+  const scoped = needsScope(scope);
+  return { ...scoped, middleware: [scoped.middleware, requireTestKeyRoute] };
+};
 import { DepositStatus, presentDepositStatus } from './representations';
 
 // Test mode's own routes (docs/test-mode.md): drive the test gateway and start the sandbox over. A test key only: a
@@ -36,7 +44,7 @@ const settleRoute = (outcome: TestOutcome, summary: string) =>
     operationId: `${outcome}TestDeposit`,
     tags,
     summary,
-    ...needsScope('deposits'),
+    ...testKeyRoute('deposits'),
     request: { params: IdParams },
     responses: { 200: jsonResponse(envelope(DepositStatus), 'The deposit afterwards'), ...errorResponses(401, 403, 404, 422, 429) },
   });
@@ -63,7 +71,7 @@ export const testModeRouter = createRouter()
       tags,
       summary: "Empty the caller's sandbox and put the test money back",
       description: 'Deletes the test orders, deposits, transactions, events and webhook deliveries; keys and webhook endpoints stay.',
-      ...needsScope('account'),
+      ...testKeyRoute('account'),
       responses: {
         200: jsonResponse(envelope(z.object({ balance: z.number() })), 'The sandbox wallet, back to its test money'),
         ...errorResponses(401, 403, 429),

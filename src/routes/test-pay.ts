@@ -110,7 +110,8 @@ export const testPayRouter = new Hono<AppEnv>()
   // Another web page must not pay or fail a deposit through a tester's browser: same origin only.
   .post('/:deposit_id', sameOriginOnly, async (c) => {
     const deposit = await testDeposit(c);
-    const form = await c.req.parseBody();
+    // Whatever was posted: a body that is no form is no choice.
+    const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
     const choice = CHOICES[typeof form.choice === 'string' ? form.choice : ''];
     if (!choice) return c.html(testPayPage(deposit, c.get('secureHeadersNonce') ?? '', 'Choose Pay, Pay less or Fail.'), 422);
     const amountCents = choice.half ? Math.max(1, Math.floor(deposit.amountCents / 2)) : undefined;
@@ -143,6 +144,12 @@ export function registerTestPayDocs(app: ReturnType<typeof createRouter>) {
     summary: "Test mode: the payment page's buttons (form field `choice`: pay, pay_less, fail)",
     description: "Only from the page itself: a post without the page's own `Origin` (or `Sec-Fetch-Site: same-origin`) is a 403.",
     request: { params },
-    responses: { 200: html('The page again, with what happened'), 403: jsonResponse(ErrorBody, 'Another origin (FORBIDDEN)'), 422: html('No choice made'), ...notServed },
+    responses: {
+      200: html('The page again, with what happened'),
+      403: jsonResponse(ErrorBody, 'Another origin (FORBIDDEN)'),
+      413: jsonResponse(ErrorBody, 'Body too large (`PAYLOAD_TOO_LARGE`)'),
+      422: html('No choice made'),
+      ...notServed,
+    },
   });
 }
