@@ -17,6 +17,8 @@ import { runSandboxJobs, SANDBOX_JOB_STATEMENTS, type SandboxJobReport } from '.
 // invocation on the Free plan, each statement counting: the jobs make at most 8×3 + 3×3 + 3×2 + 3×1 + 2×1 + 2×2 + 1×2 = 50
 // (when every backlog is full; a usual run makes 12), and the vendor poll spends what the run has left.
 const QUERIES_PER_INVOCATION = 50;
+/** What a poll that asked no vendor may have sent: its read of candidates and its closing statement. */
+const POLL_READ_STATEMENTS = 2;
 const BATCH_SIZE = 300;
 // Completing orders is the backlog that grows with sales: bigger statements
 // and more of them, up to 40,000 orders a run (8,000 a minute). One statement of 5,000
@@ -74,8 +76,15 @@ export async function runScheduledJobs(env: Bindings, nowMs = Date.now()): Promi
     await emailAlerts(env.DB, readMailSettings(env), now);
   }
   const enqueuedEmails = await drain((limit) => sweepEmails(env.DB, env.EMAIL_QUEUE, nowMs, limit), BATCH_SIZE, 1, 2, spent);
+  const poll = await pollVendors(env.DB, config, nowMs, QUERIES_PER_INVOCATION - spent.statements, scheduledMail(env, config)).catch((err: unknown) => {
+    // A database fault in the poll loses nothing: the deposits are asked again on the next run.
+    console.warn(JSON.stringify({ level: 'warn', msg: 'deposit poll stopped', class: err instanceof Error ? err.name : typeof err }));
+    return { asked: 0, changed: 0, skipped: 0 };
+  });
+  // Test mode's round comes last, never before the live shop's money: only in a run whose poll asked no vendor (its
+  // budget is then untouched) and that can still afford it; otherwise the next run (or an operator's change) does it.
   let sandbox: SandboxJobReport | null = null;
-  if (env.SANDBOX_DB && spent.statements + SANDBOX_JOB_STATEMENTS <= QUERIES_PER_INVOCATION) {
+  if (env.SANDBOX_DB && poll.asked + poll.skipped === 0 && spent.statements + POLL_READ_STATEMENTS + SANDBOX_JOB_STATEMENTS <= QUERIES_PER_INVOCATION) {
     spent.statements += SANDBOX_JOB_STATEMENTS;
     sandbox = await runSandboxJobs(env, env.SANDBOX_DB, config, nowMs, now).catch((err: unknown) => {
       // The next run does it again; the live shop never waits on its sandbox.
@@ -83,10 +92,5 @@ export async function runScheduledJobs(env: Bindings, nowMs = Date.now()): Promi
       return null;
     });
   }
-  const poll = await pollVendors(env.DB, config, nowMs, QUERIES_PER_INVOCATION - spent.statements, scheduledMail(env, config)).catch((err: unknown) => {
-    // A database fault in the poll loses nothing: the deposits are asked again on the next run.
-    console.warn(JSON.stringify({ level: 'warn', msg: 'deposit poll stopped', class: err instanceof Error ? err.name : typeof err }));
-    return { asked: 0, changed: 0, skipped: 0 };
-  });
   return { completedOrders, expiredDeposits, deletedIdempotencyKeys, deletedEvents, deletedSessions, enqueuedEvents, enqueuedEmails, poll, sandbox };
 }
