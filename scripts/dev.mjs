@@ -27,7 +27,7 @@ vendorDocs();
 const args = process.argv.slice(2);
 const paymentBase = localPaymentBaseUrl(PORT, args);
 const publicBase = localPublicBaseUrl(PORT, args);
-const { apiKey: demoKey, demoBalanceCents } = prepareLocalDatabase({ paymentBaseUrl: paymentBase.url });
+const { apiKey: demoKey, testKey: demoTestKey, demoBalanceCents } = prepareLocalDatabase({ paymentBaseUrl: paymentBase.url });
 
 /**
  * Mail on locally (simulated by wrangler dev: printed here), also for a .dev.vars made before email existed; and each
@@ -60,6 +60,7 @@ const banner = `
   Demo user:     ${DEMO_USER.email} / ${DEMO_USER.password} (${demoWallet(demoBalanceCents)})
   Demo operator: ${DEMO_OPERATOR.email} / ${DEMO_OPERATOR.password} (the console: http://localhost:${PORT}/dashboard/console)
   Demo API key:  ${demoKey ?? '(not known: the database was seeded elsewhere; create a user with POST /admin/users)'}
+  Demo test key: ${demoTestKey ?? '(not known: make one with POST /api-keys {"name": "test", "mode": "test"})'}  (test mode: docs/test-mode.md)
   Admin token:   see ADMIN_TOKEN in .dev.vars
   Checkout page: ${paymentBase.url}/pay/<deposit id>  (PAYMENT_BASE_URL: the payment_url of local deposits)
   Emails:        simulated (nothing leaves the machine); each one opens on http://localhost:${PORT}/dashboard/console/emails

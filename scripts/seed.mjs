@@ -26,11 +26,36 @@ function hashPassword(password) {
   return `pbkdf2_sha256$100000$${salt.toString('base64')}$${hash.toString('base64')}`;
 }
 
-export function newApiKey() {
+export function newApiKey(prefix = 'sk_live_') {
   let body = '';
   for (let i = 0; i < 40; i++) body += BASE62[randomInt(62)];
-  const key = `sk_live_${body}`;
-  return { key, hash: createHash('sha256').update(key).digest('hex'), preview: `sk_live_****${key.slice(-4)}` };
+  const key = `${prefix}${body}`;
+  return { key, hash: createHash('sha256').update(key).digest('hex'), preview: `${prefix}****${key.slice(-4)}` };
+}
+
+/**
+ * SQL that seeds an empty test-mode sandbox (SANDBOX_DB, docs/test-mode.md) as the worker would make it: the demo user
+ * (same id, no password) with its $1,000.00 of test money and a demo test key, and the catalogue's copy with generated
+ * `TEST-<SKU>-<random>` stock (the worker refreshes it from the live shop on every scheduled run and operator change).
+ */
+export function sandboxSeedSql({ now = new Date() } = {}) {
+  const apiKey = newApiKey('sk_test_');
+  const at = sqlString(now.toISOString());
+  const lines = [
+    `INSERT INTO users (id, name, email, password_hash, balance_cents, created_at, updated_at, email_receipts) VALUES (1, ${sqlString(DEMO_USER.name)}, ${sqlString(DEMO_USER.email)}, '!', 100000, ${at}, ${at}, 0);`,
+    `INSERT INTO wallet_transactions (user_id, type, amount_cents, balance_after_cents, description, operation_id, created_at) VALUES (1, 'adjustment', 100000, 100000, 'Test money', 'seed-test-money', ${at});`,
+    `INSERT INTO api_keys (user_id, name, key_hash, key_preview, created_at) VALUES (1, 'Demo test key', ${sqlString(apiKey.hash)}, ${sqlString(apiKey.preview)}, ${at});`,
+  ];
+  PRODUCTS.forEach((p, index) => {
+    const id = index + 1;
+    const packs = p.packs ? sqlString(JSON.stringify(p.packs)) : 'NULL';
+    lines.push(
+      `INSERT INTO products (id, name, sku, category, price_cents, allowed_quantities, active, cancellable, stock_count, created_at, updated_at) VALUES (${id}, ${sqlString(p.name)}, ${sqlString(p.sku)}, ${sqlString(p.category)}, ${p.priceCents}, ${packs}, 1, ${p.cancellable === false ? 0 : 1}, ${p.stock}, ${at}, ${at});`,
+    );
+    const items = Array.from({ length: p.stock }, () => `TEST-${p.sku}-${randomBytes(8).toString('hex').toUpperCase()}`);
+    lines.push(`INSERT INTO stock_items (product_id, content, status, created_at) SELECT ${id}, value, 'available', ${at} FROM json_each(${sqlString(JSON.stringify(items))});`);
+  });
+  return { sql: lines.join('\n'), apiKey: apiKey.key };
 }
 
 const item = (prefix, n) => `${prefix}-${randomBytes(4).toString('hex').toUpperCase()}-${String(n).padStart(4, '0')}`;

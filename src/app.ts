@@ -35,6 +35,9 @@ import { createDashboardRouter, dashboardHeaders } from './dashboard';
 import { registerDashboardDocs } from './dashboard/openapi';
 import { rememberVendorFailures } from './middleware/vendor-failures';
 import { API_PREFIX, registerDocument, registerServiceInfo } from './routes/service';
+import { testModeRouter } from './routes/test-mode';
+import { registerTestPayDocs, testPayRouter } from './routes/test-pay';
+import { refreshSandboxAfterCatalogueChange } from './middleware/sandbox-refresh';
 
 const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_STOCK_UPLOAD_BYTES = 16 * 1024 * 1024;
@@ -74,8 +77,11 @@ export function createApp() {
   app.use(`${API_PREFIX}/*`, d1Session);
   // `/x/*` also matches `/x` itself in Hono, so this covers POST /orders and GET/POST /api-keys too. Registering the
   // bare paths as well ran the middleware twice there: two key lookups and two rate-limit counts per request.
-  for (const path of ['/api-keys', '/user', '/orders', '/wallet', '/events', '/webhook-endpoints']) app.use(`${API_PREFIX}${path}/*`, requireApiKey);
+  for (const path of ['/api-keys', '/user', '/orders', '/wallet', '/events', '/webhook-endpoints', '/test']) app.use(`${API_PREFIX}${path}/*`, requireApiKey);
   app.use(`${API_PREFIX}/admin/*`, requireAdmin);
+  // An operator's change to the catalogue refreshes the test-mode sandbox's copy after its response.
+  app.use(`${API_PREFIX}/admin/*`, refreshSandboxAfterCatalogueChange);
+  app.use('/dashboard/console/*', refreshSandboxAfterCatalogueChange);
   app.use(`${API_PREFIX}/*`, refuseDeepJsonBodies);
   app.use(`${API_PREFIX}/*`, rememberVendorFailures);
 
@@ -99,7 +105,9 @@ export function createApp() {
     .route(`${API_PREFIX}/events`, eventsRouter)
     .route(`${API_PREFIX}/webhook-endpoints`, webhookEndpointsRouter)
     .route(`${API_PREFIX}/auth`, authRouter)
-    .route(`${API_PREFIX}/admin`, adminEmailsRouter);
+    .route(`${API_PREFIX}/admin`, adminEmailsRouter)
+    .route(`${API_PREFIX}/test`, testModeRouter);
+  app.route('/test/pay', testPayRouter);
   app.route('/pay', createCheckoutRouter((request, env, ctx) => app.fetch(request, env, ctx)));
   app.route('/dashboard', createDashboardRouter(renderError));
   app.route('/', storefrontRouter);
@@ -108,6 +116,7 @@ export function createApp() {
   registerDocument(app);
   registerDashboardDocs(app);
   registerStorefrontDocs(app);
+  registerTestPayDocs(app);
 
   // A known path with another method: 405 with `Allow`, from the routes registered above; an unknown path: 404.
   app.notFound(methodNotAllowedOrNotFound(app.routes));

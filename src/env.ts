@@ -5,6 +5,8 @@
 export interface DeliveryMessage {
   event_id: string;
   endpoint_id: number;
+  /** The event lives in the sandbox (SANDBOX_DB): a test-mode event, delivered from there with `livemode: false`. */
+  sandbox?: true;
 }
 
 /** One email to send: the message of EMAIL_QUEUE (consumed by src/services/email-delivery.ts): the email's row, and the
@@ -37,7 +39,7 @@ export interface Bindings {
   GATEWAY_POLL_MINUTES?: string;
   GATEWAY_POLL_LIMIT?: string;
   PAYMENT_BASE_URL?: string;
-  /** The shop's public origin: every link in an email starts with it (src/lib/public-base-url.ts). */
+  /** The shop's public origin: every link in an email, and the test gateway's payment page, start with it (src/lib/public-base-url.ts). */
   PUBLIC_BASE_URL?: string;
   ORDER_HOLD_HOURS?: string;
   DEPOSIT_TTL_MINUTES?: string;
@@ -79,6 +81,8 @@ export interface Bindings {
   FORGOT_PASSWORD_IP_RATE_LIMITER?: RateLimit;
   /** Product images, named by the SHA-256 of their bytes (src/services/media.ts). */
   MEDIA: R2Bucket;
+  /** The test-mode database (docs/test-mode.md): a `sk_test_` key is answered from it alone; unbound = no test mode. */
+  SANDBOX_DB?: D1Database;
 }
 
 export interface AppEnv {
@@ -93,6 +97,8 @@ export interface AppEnv {
 
 export interface Config {
   paymentBaseUrl: string;
+  /** Test mode (a sk_test_ key's request): every gateway slot is the test gateway, its pages on this origin. */
+  testGateway?: { publicBaseUrl: string };
   /** The vars as set, for the settings services read themselves (each gateway slot's: src/services/gateways/slots.ts). */
   vars: Readonly<Bindings>;
   /** How old a real-provider deposit must be, and how long since its vendor was last asked, before the job asks. */

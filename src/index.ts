@@ -1,6 +1,6 @@
 import { createApp } from './app';
 import { resilient } from './db/d1';
-import { readConfig, type Bindings } from './env';
+import { readConfig, type Bindings, type DeliveryMessage } from './env';
 import { presentEvent } from './routes/events';
 import { runScheduledJobs } from './services/jobs';
 import { deliverWebhooks } from './services/webhook-delivery';
@@ -31,8 +31,32 @@ export default {
       if (env.LOG_REQUESTS !== 'false') console.log(JSON.stringify({ level: 'info', msg: 'emails', queue: batch.queue, ...report }));
       return;
     }
-    const context = { d1: resilient(env.DB), config: readConfig(env), deadLetters: env.WEBHOOK_DLQ, render: presentEvent, alerts: readMailSettings(env) };
-    const report = await deliverWebhooks(batch, context);
-    if (env.LOG_REQUESTS !== 'false') console.log(JSON.stringify({ level: 'info', msg: 'webhook deliveries', queue: batch.queue, ...report }));
+    // Test-mode events (their message says `sandbox`) are read, signed and recorded in the sandbox; it alerts no one.
+    const [live, sandbox] = partition(batch as MessageBatch<DeliveryMessage>, (body) => body?.sandbox === true);
+    const config = readConfig(env);
+    const common = { config, deadLetters: env.WEBHOOK_DLQ };
+    if (live.messages.length > 0) {
+      const report = await deliverWebhooks(live, { ...common, d1: resilient(env.DB), render: (e) => presentEvent(e, true), alerts: readMailSettings(env) });
+      if (env.LOG_REQUESTS !== 'false') console.log(JSON.stringify({ level: 'info', msg: 'webhook deliveries', queue: batch.queue, ...report }));
+    }
+    if (sandbox.messages.length > 0) {
+      // Without the binding now, the messages cannot be delivered: acked by an empty database's answer (dropped).
+      const report = env.SANDBOX_DB
+        ? await deliverWebhooks(sandbox, { ...common, d1: resilient(env.SANDBOX_DB), render: (e) => presentEvent(e, false), alerts: null })
+        : (sandbox.ackAll(), { dropped: sandbox.messages.length });
+      if (env.LOG_REQUESTS !== 'false') console.log(JSON.stringify({ level: 'info', msg: 'webhook deliveries', queue: batch.queue, livemode: false, ...report }));
+    }
   },
 } satisfies ExportedHandler<Bindings>;
+
+/** A batch's messages in two batches by their body, each acked or retried on its own. */
+function partition<T>(batch: MessageBatch<T>, second: (body: T) => boolean): [MessageBatch<T>, MessageBatch<T>] {
+  const part = (messages: readonly Message<T>[]): MessageBatch<T> => ({
+    ...batch,
+    queue: batch.queue,
+    messages,
+    ackAll: () => messages.forEach((m) => m.ack()),
+    retryAll: (options) => messages.forEach((m) => m.retry(options)),
+  });
+  return [part(batch.messages.filter((m) => !second(m.body))), part(batch.messages.filter((m) => second(m.body)))];
+}

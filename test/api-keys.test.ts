@@ -40,7 +40,7 @@ describe('GET /api-keys', () => {
     const keys = res.json.data as any[];
     expect(keys).toHaveLength(2);
     for (const k of keys) {
-      expect(Object.keys(k).sort()).toEqual(['allowed_ips', 'created_at', 'created_by_key_id', 'expires_at', 'id', 'key_preview', 'last_used_at', 'name', 'scopes', 'spend_limit_per_day', 'spent_today']);
+      expect(Object.keys(k).sort()).toEqual(['allowed_ips', 'created_at', 'created_by_key_id', 'expires_at', 'id', 'key_preview', 'last_used_at', 'mode', 'name', 'scopes', 'spend_limit_per_day', 'spent_today']);
       expect(k.key_preview).toMatch(/^sk_live_\*\*\*\*[0-9A-Za-z]{4}$/);
       expect(k.created_at).toMatch(ISO_UTC);
     }
@@ -76,7 +76,7 @@ describe('POST /api-keys', () => {
     expect(res.json.message.length).toBeGreaterThan(0);
 
     const data = res.json.data;
-    expect(Object.keys(data).sort()).toEqual(['allowed_ips', 'api_key', 'created_at', 'created_by_key_id', 'expires_at', 'id', 'key', 'key_preview', 'name', 'scopes', 'spend_limit_per_day']);
+    expect(Object.keys(data).sort()).toEqual(['allowed_ips', 'api_key', 'created_at', 'created_by_key_id', 'expires_at', 'id', 'key', 'key_preview', 'mode', 'name', 'scopes', 'spend_limit_per_day']);
     expect(Number.isInteger(data.id)).toBe(true);
     expect(data.name).toBe('CI key');
     expect(data.key).toMatch(KEY_SHAPE);

@@ -3,7 +3,7 @@ import { createApp } from '../src/app';
 import type { Bindings } from '../src/env';
 import worker from '../src/index';
 import { assertContract, checkedFetch, type Doc } from './contract-check';
-import { productionD1, type InvocationOptions } from './production-d1';
+import { productionD1, productionSandboxD1, type InvocationOptions } from './production-d1';
 
 // The worker tests' entry points, every response checked against the published contract (test/contract-check.ts),
 // every invocation on a production-faithful D1 (test/production-d1.ts: D1's limits enforced, faults injectable,
@@ -26,7 +26,7 @@ export function useInvocationOptions(options: () => InvocationOptions): () => vo
 async function invoke(request: Request, overrides: Partial<Bindings> | Record<string, unknown> = {}): Promise<Response> {
   const ctx = createExecutionContext();
   const options = invocationOptions();
-  const bindings = { ...env, ...overrides, DB: productionD1(env.DB, options) } as Bindings;
+  const bindings = { ...env, ...overrides, DB: productionD1(env.DB, options), SANDBOX_DB: env.SANDBOX_DB && productionSandboxD1(env.SANDBOX_DB, options) } as Bindings;
   const response = await worker.fetch(request, bindings, ctx);
   options.responded?.();
   await waitOnExecutionContext(ctx);
@@ -44,7 +44,8 @@ export function createCheckedApp() {
       const ctx = createExecutionContext();
       const db = 'DB' in overrides ? (overrides as Partial<Bindings>).DB : env.DB;
       const options = invocationOptions();
-      const bindings = { ...env, ...overrides, DB: db && productionD1(db, options) };
+      const sandbox = 'SANDBOX_DB' in overrides ? (overrides as Partial<Bindings>).SANDBOX_DB : env.SANDBOX_DB;
+      const bindings = { ...env, ...overrides, DB: db && productionD1(db, options), SANDBOX_DB: sandbox && productionSandboxD1(sandbox, options) };
       const response = await app.request(path, init, bindings, ctx);
       options.responded?.();
       await waitOnExecutionContext(ctx);

@@ -46,6 +46,8 @@ const CONTRACT_ERRORS: Record<string, number> = {
   // the checkout page's form posts from another origin ("403 from another origin"; the contract names no code)
   FORBIDDEN: 403,
   API_KEY_LIMIT_REACHED: 400,
+  // a test-mode route (/test/...) with a live key
+  TEST_KEY_REQUIRED: 403,
   NOT_FOUND: 404,
   // a known path called with a method it does not serve (with Allow)
   METHOD_NOT_ALLOWED: 405,
@@ -907,7 +909,7 @@ describe('fuzz: route discovery', () => {
     expect([...groups].sort()).toEqual(['admin', 'apiKey', 'public', 'session', 'webhook']);
     // Every route with a JSON body exposes its field names to the generators.
     for (const op of DOCUMENTED.filter((o) => ['POST', 'PUT', 'PATCH'].includes(o.method))) {
-      const bodyless = /cancel|mark-paid|refresh|password-reset$|\/(disable|enable|check)$|^\/pay\/|^\/dashboard\/(sign-out|keys\/\{id\}\/revoke|verify-email\/resend)$|\/image(\/remove)?$/.test(op.template);
+      const bodyless = /cancel|mark-paid|refresh|password-reset$|\/(disable|enable|check)$|^\/pay\/|^\/test\/pay\/|^\/dashboard\/(sign-out|keys\/\{id\}\/revoke|verify-email\/resend)$|\/image(\/remove)?$|^\/api\/v2\/test\/(deposits\/\{id\}\/(fail|expire)|reset)$/.test(op.template);
       if (!bodyless) expect(op.bodyFields.length, `${op.method} ${op.template}`).toBeGreaterThan(0);
     }
     expect(DOCUMENTED.find((o) => o.template === '/api/v2/orders' && o.method === 'POST')?.bodyFields.sort()).toEqual(['coupon', 'expected_total', 'product_id', 'quantity']);
@@ -961,7 +963,8 @@ describe('fuzz: malformed JSON on every body route', () => {
   it('answers 422 VALIDATION_FAILED (or the route\'s auth/size error first) for every malformed body, changing nothing', async () => {
     const before = await snapshot();
     // JSON routes only: the dashboard's forms are urlencoded (their malformed bodies are fuzzed with the pages).
-    const bodyRoutes = DOCUMENTED.filter((op) => op.bodyFields.length > 0 && op.auth !== 'session');
+    // Test-mode routes answer the suite's live key 403 TEST_KEY_REQUIRED first: their auth error (test/test-mode.test.ts).
+    const bodyRoutes = DOCUMENTED.filter((op) => op.bodyFields.length > 0 && op.auth !== 'session' && !op.template.startsWith('/api/v2/test/'));
     const broken = MALFORMED_JSON.filter((text) => {
       try {
         // An HTTP body's UTF-8 BOM is dropped when it is decoded (RFC 8259 lets parsers ignore it): not malformed.

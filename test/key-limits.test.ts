@@ -244,6 +244,10 @@ describe('the OpenAPI document says what each route needs', () => {
     'delete /api/v2/api-keys/{id}': 'keys',
     'post /api/v2/webhook-endpoints': 'webhooks',
     'delete /api/v2/webhook-endpoints/{id}': 'webhooks',
+    'post /api/v2/test/deposits/{id}/pay': 'deposits',
+    'post /api/v2/test/deposits/{id}/fail': 'deposits',
+    'post /api/v2/test/deposits/{id}/expire': 'deposits',
+    'post /api/v2/test/reset': 'account',
   };
 
   it('every key route: x-required-scope, the same scope in its security requirement, and a 403; every GET needs read', async () => {
@@ -262,7 +266,7 @@ describe('the OpenAPI document says what each route needs', () => {
     expect(seen).toEqual(expect.arrayContaining(Object.keys(WRITES)));
     const create = doc.paths['/api/v2/api-keys'].post.requestBody.content['application/json'].schema;
     const body = create.$ref ? doc.components.schemas[create.$ref.split('/').pop()] : create;
-    expect(Object.keys(body.properties).sort()).toEqual(['allowed_ips', 'expires_at', 'name', 'scopes', 'spend_limit_per_day']);
+    expect(Object.keys(body.properties).sort()).toEqual(['allowed_ips', 'expires_at', 'mode', 'name', 'scopes', 'spend_limit_per_day']);
     expect(JSON.stringify(body.properties.allowed_ips)).toContain('CIDR');
     for (const code of ['INSUFFICIENT_SCOPE', 'SPEND_LIMIT_REACHED', 'IP_NOT_ALLOWED']) expect(doc.info.description).toContain(code);
   });

@@ -27,6 +27,8 @@ export interface FaultPlan {
 
 export interface RoundTrip {
   statements: number;
+  /** On the test-mode database (SANDBOX_DB) rather than DB. */
+  sandbox?: boolean;
   /** On the binding itself, on a first-primary session, or after a write in the same session. */
   toPrimary: boolean;
   writes: boolean;
@@ -156,6 +158,12 @@ class LimitedD1 {
 /** The binding one invocation of the worker sees. */
 export function productionD1(binding: D1Database, options: InvocationOptions = {}): D1Database {
   return new LimitedD1(binding, new Invocation(options), true) as unknown as D1Database;
+}
+
+/** The test-mode database of the same invocation, wrapped alike; its round trips are recorded with `sandbox: true`. */
+export function productionSandboxD1(binding: D1Database, options: InvocationOptions = {}): D1Database {
+  const record = options.record;
+  return productionD1(binding, { ...options, record: record && ((trip) => record({ ...trip, sandbox: true })) });
 }
 
 /** A small seeded PRNG (mulberry32), so a fault schedule reproduces from its seed. */

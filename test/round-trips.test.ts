@@ -294,7 +294,10 @@ describe('D1 round trips per dashboard page', () => {
       const f = await fixtures(user);
       const res = await measurePage(path(f), { cookie: user.cookie });
       expect(res.status).toBe(200);
-      expect(res.trips.length, JSON.stringify(res.trips)).toBe(1);
+      // The keys page also lists the test keys: a second read, in the test-mode sandbox (one per database).
+      const live = res.trips.filter((t) => !t.sandbox);
+      expect(live.length, JSON.stringify(res.trips)).toBe(1);
+      expect(res.trips.length - live.length).toBe(name === '/dashboard/keys' ? 1 : 0);
     });
   }
 
@@ -427,6 +430,49 @@ describe('D1 round trips of the operator console and its JSON twin', () => {
     const res = await measureConsole('/dashboard/console', { cookie: user.cookie });
     expect(res.status).toBe(404);
     expect(res.trips.length).toBe(1);
+  });
+});
+
+describe('D1 round trips with a test key (test mode: the sandbox alone)', () => {
+  // Cases that depend on a live-only setting (mail, the sign-in password, the account's balance) are left out.
+  const LIVE_ONLY = /insufficient balance|forgot-password|EMAIL_VERIFICATION|\/user\/password/;
+  async function testModeUser(): Promise<TestUser> {
+    const user = await newUser();
+    const created = await call('/api-keys', { key: user.key, body: { name: 'sandbox', mode: 'test' } });
+    expect(created.status, created.text).toBe(201);
+    return { ...user, key: created.json.data.key };
+  }
+  for (const c of cases.filter((c) => !LIVE_ONLY.test(c.name))) {
+    it(`${c.name}: ${c.trips} round trip(s) to the sandbox, none to the live database`, async () => {
+      const user = await testModeUser();
+      const f = await fixtures(user);
+      const [path, options] = c.request(user, f);
+      const { status, trips } = await measure(path, options);
+      expect(status).toBe(c.expectStatus);
+      expect(trips.length, JSON.stringify(trips)).toBe(c.trips);
+      expect(trips.every((t) => t.sandbox)).toBe(true);
+      expect(trips.filter((t) => t.toPrimary).length).toBe(c.toPrimary);
+    });
+  }
+
+  it('a test key from a live key: two round trips, one per database (the documented exception)', async () => {
+    const user = await newUser();
+    const { status, trips } = await measure('/api-keys', { key: user.key, body: { name: 'sandbox', mode: 'test' } });
+    expect(status).toBe(201);
+    expect(trips.map((t) => Boolean(t.sandbox))).toEqual([false, true]);
+  });
+
+  it('the test gateway: reading the deposit, then the credit batch vendors use (two); a reset one', async () => {
+    const user = await testModeUser();
+    const { depositId } = await fixtures(user);
+    const paid = await measure(`/test/deposits/${depositId}/pay`, { key: user.key, method: 'POST' });
+    expect(paid.status).toBe(200);
+    expect(paid.trips.length).toBe(2);
+    expect(paid.trips.every((t) => t.sandbox)).toBe(true);
+    const reset = await measure('/test/reset', { key: user.key, method: 'POST' });
+    expect(reset.status).toBe(200);
+    expect(reset.trips.length).toBe(1);
+    expect(reset.trips.every((t) => t.sandbox)).toBe(true);
   });
 });
 

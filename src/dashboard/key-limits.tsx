@@ -26,6 +26,8 @@ export function keyRequestFromForm(fields: FormFields): CreateApiKeyRequest {
   const expires = blankToUndefined(fields.expires_at);
   const input = {
     name: fields.name,
+    // "Live" or "Test" (test mode); a post without it makes a live key.
+    mode: blankToUndefined(fields.mode),
     // The page's form says it showed the checkboxes, so none ticked is refused; a post without them (a script that
     // sends only the name) gets every scope.
     scopes: fields.scope_choices === 'shown' ? SCOPES.filter((scope) => fields[`scope_${scope}`] === 'on') : undefined,

@@ -3,7 +3,11 @@ import type { AppEnv } from '../env';
 import { requireSession } from '../middleware/session';
 import { runIdempotent } from '../middleware/idempotency';
 import { createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeApiKey, type CreatedKey, type KeyRow } from '../services/api-keys';
-import { Alert, Field, IdempotencyKey, Notice, When } from './components';
+import { Alert, Field, IdempotencyKey, Notice, Select, When } from './components';
+import { createTestKeyFromLive, listTestKeys, revokeTestKey } from '../services/accounts/test-keys';
+import { sandboxDatabase } from '../middleware/mode';
+import { fieldError } from '../lib/errors';
+import { readAs } from '../services/caller';
 import { formHandler, idFromPath, sameOriginForm, type FormFields, type FormProblem } from './forms';
 import { page } from './layout';
 import { KeyLimitFields, keyLimitsText, keyRequestFromForm } from './key-limits';
@@ -16,6 +20,7 @@ import { DataTable, type Column } from './tables';
 
 const KEY_COLUMNS: Column<Awaited<ReturnType<typeof listApiKeys>>[number]>[] = [
   { label: 'Name', cell: (key) => key.name },
+  { label: 'Mode', cell: (key) => <span class={`badge mode-${key.mode}`}>{key.mode === 'test' ? 'Test' : 'Live'}</span> },
   { label: 'Key', cell: (key) => <code>{key.key_preview}</code> },
   { label: 'May do', cell: (key) => keyLimitsText(key) },
   { label: 'Last used', cell: (key) => <When iso={key.last_used_at} /> },
@@ -25,6 +30,7 @@ const KEY_COLUMNS: Column<Awaited<ReturnType<typeof listApiKeys>>[number]>[] = [
     labelHidden: true,
     cell: (key) => (
       <form method="post" action={`/dashboard/keys/${key.id}/revoke`} class="inline">
+        {key.mode === 'test' && <input type="hidden" name="mode" value="test" />}
         <button type="submit" class="danger">
           Revoke
         </button>
@@ -42,7 +48,11 @@ interface KeysView {
 }
 
 async function keysPage(c: Context<AppEnv>, { created, alreadyCreated, values, problem }: KeysView, status: 200 | FormProblem['status'] = 200) {
-  const keys = await listApiKeys(c.var.db, c.var.caller);
+  const liveKeys = await listApiKeys(c.var.db, c.var.caller);
+  // Test keys live in the test-mode sandbox: a second read there, by the user the live read proved.
+  const sandbox = sandboxDatabase(c.env);
+  const testKeys = sandbox && c.var.caller.proved ? await listTestKeys(sandbox, c.var.caller.proved.userId) : [];
+  const keys = [...liveKeys, ...testKeys];
   return page(
     c,
     {
@@ -75,10 +85,22 @@ async function keysPage(c: Context<AppEnv>, { created, alreadyCreated, values, p
             <form method="post" action="/dashboard/keys" class="stacked-form">
               <IdempotencyKey />
               <Field name="name" label="Name" value={values?.name} problem={problem} required maxlength={100} />
+              {sandbox && (
+                <Select
+                  name="mode"
+                  label="Mode"
+                  options={[
+                    { value: 'live', label: 'Live' },
+                    { value: 'test', label: 'Test (sandbox: test money, generated codes)' },
+                  ]}
+                  value={values?.mode ?? 'live'}
+                  problem={problem}
+                />
+              )}
               <KeyLimitFields values={values} problem={problem} />
               <button type="submit">Create key</button>
             </form>
-            <p class="muted">{`At most ${MAX_ACTIVE_KEYS} active keys.`}</p>
+            <p class="muted">{`At most ${MAX_ACTIVE_KEYS} active keys of each mode.`}</p>
           </section>
           <h2>Active keys</h2>
           <DataTable caption="Active API keys" rows={keys} empty="No active keys. Create one to use the API." columns={KEY_COLUMNS} />
@@ -98,6 +120,12 @@ export const keysPages = new Hono<AppEnv>()
     formHandler(
       async (c, fields) => {
         const request = keyRequestFromForm(fields);
+        if (request.mode === 'test') {
+          // Written in the sandbox, which holds no idempotency record of the live form: a resent form makes another test key.
+          const sandbox = sandboxDatabase(c.env);
+          if (!sandbox) throw fieldError('mode', 'test mode is not enabled on this service');
+          return keysPage(c, { created: await createTestKeyFromLive(c.var.db, sandbox, c.var.caller, request) });
+        }
         const source = { key: fields.idempotency_key, field: 'idempotency_key' };
         const { body, replayed } = await runIdempotent<KeyRow, 200>(
           c,
@@ -112,6 +140,14 @@ export const keysPages = new Hono<AppEnv>()
     ),
   )
   .post('/keys/:id/revoke', sameOriginForm, requireSession, async (c) => {
-    await revokeApiKey(c.var.db, c.var.caller, idFromPath(c.req.param('id'), 'API key'));
+    const id = idFromPath(c.req.param('id'), 'API key');
+    const sandbox = sandboxDatabase(c.env);
+    // A post that is no form (or has no `mode`) revokes a live key, as before test mode.
+    const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+    if (form.mode === 'test' && sandbox) {
+      // The session is proved on live (a read), then the test key revoked in the sandbox.
+      await readAs(c.var.db, c.var.caller, []);
+      await revokeTestKey(sandbox, c.var.caller.proved!.userId, id);
+    } else await revokeApiKey(c.var.db, c.var.caller, id);
     return c.redirect('/dashboard/keys', 303);
   });

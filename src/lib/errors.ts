@@ -11,6 +11,8 @@ export const ERROR_STATUS = {
   INSUFFICIENT_SCOPE: 403,
   SPEND_LIMIT_REACHED: 403,
   IP_NOT_ALLOWED: 403,
+  // A test-mode route (/test/...) called with a live key.
+  TEST_KEY_REQUIRED: 403,
   NOT_FOUND: 404,
   // A known path called with a method it does not serve (with `Allow`: src/middleware/method-not-allowed.ts).
   METHOD_NOT_ALLOWED: 405,

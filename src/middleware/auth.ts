@@ -1,6 +1,5 @@
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../env';
-import { resilient } from '../db/d1';
 import { sha256Hex, timingSafeEqualStrings } from '../lib/crypto';
 import { ApiError, unauthorized } from '../lib/errors';
 import { apiKeyCaller, readAs, type Caller } from '../services/caller';
@@ -8,6 +7,7 @@ import { API_KEY_SHAPE, touchApiKey } from '../services/api-keys';
 import { enforceRateLimit } from './rate-limit';
 import { runAfterResponse } from './after-response';
 import { renderError } from './render-error';
+import { requestDatabase } from './mode';
 import type { Scope } from '../lib/scopes';
 
 // `c.var.caller` on every route: declared here, where the API key middleware sets it (the dashboard's session
@@ -45,7 +45,7 @@ export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
     });
   }
   // last_used_at is bookkeeping: written after the response, at most once a minute per key.
-  const touch = caller.proved && touchApiKey(resilient(c.env.DB), keyHash, caller.proved.lastUsedAt);
+  const touch = caller.proved && touchApiKey(requestDatabase(c), keyHash, caller.proved.lastUsedAt);
   if (touch) runAfterResponse(c, touch);
 });
 

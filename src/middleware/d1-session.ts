@@ -1,6 +1,7 @@
 import { createMiddleware } from 'hono/factory';
 import { resilient } from '../db/d1';
 import type { AppEnv } from '../env';
+import { bindingFor, requestMode } from './mode';
 
 // D1 read replication through the Sessions API. Reads (GET) may be served by a nearby replica: from any replica
 // ('first-unconstrained'), or from one at least as fresh as the bookmark the client sends in X-D1-Bookmark, which
@@ -16,7 +17,10 @@ export const d1Session = createMiddleware<AppEnv>(async (c, next) => {
   // A malformed bookmark (an empty one too) cannot be honoured; the primary satisfies any bookmark, so it is the safe
   // fallback.
   const constraint = !readOnly || (presented !== undefined && !BOOKMARK.test(presented)) ? 'first-primary' : (presented ?? 'first-unconstrained');
-  const session = resilient(c.env.DB).withSession(constraint);
+  // A test key's request runs on the sandbox, whole (src/middleware/mode.ts).
+  const mode = requestMode(c);
+  c.set('mode', mode);
+  const session = resilient(bindingFor(c.env, mode)).withSession(constraint);
   c.set('db', session as unknown as D1DatabaseSession);
   await next();
   const bookmark = session.getBookmark();

@@ -12,7 +12,8 @@ import { runAfterResponse } from './after-response';
  */
 export function mailFor(c: Context<AppEnv>): Mail | undefined {
   const settings = readMailSettings(c.env);
-  if (!settings) return undefined;
+  // The sandbox sends no email (docs/test-mode.md): a test key's request records none.
+  if (!settings || c.var.mode === 'test') return undefined;
   return {
     settings,
     // Never the request's origin: its Host header is the client's to choose.

@@ -25,7 +25,8 @@ function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
 }
 
 export const stockCache = createMiddleware<AppEnv>(async (c, next) => {
-  if (c.req.method !== 'GET' || readConfig(c.env).stockCacheSeconds === 0) {
+  // A test key's request reads the sandbox (src/middleware/mode.ts): never cached, never served from the cache.
+  if (c.req.method !== 'GET' || readConfig(c.env).stockCacheSeconds === 0 || c.var.mode === 'test') {
     c.set('cacheStatus', 'bypass');
     return next();
   }
@@ -97,7 +98,7 @@ function answerFrom(stored: Response, ifNoneMatch: string | undefined): Response
 export const publicCaching = createMiddleware<AppEnv>(async (c, next) => {
   await next();
   const seconds = readConfig(c.env).stockCacheSeconds;
-  if (c.res.status < 400) c.header('Cache-Control', seconds > 0 ? `public, max-age=${seconds}` : 'no-store');
+  if (c.res.status < 400) c.header('Cache-Control', seconds > 0 && c.var.mode !== 'test' ? `public, max-age=${seconds}` : 'no-store');
 });
 
 /** An operator changed these products (catalogue, price, stock, image): drop every cached public entry (here). */
@@ -107,7 +108,8 @@ export const purgeStock = (c: Context<AppEnv>, productIds: number[]) => purge(c,
 export const purgeSoldProducts = (c: Context<AppEnv>, productIds: number[]) => purge(c, productIds.flatMap(productPaths));
 
 async function purge(c: Context<AppEnv>, paths: string[]): Promise<void> {
-  if (readConfig(c.env).stockCacheSeconds === 0) return;
+  // The cache holds live answers only: a sale in the sandbox changes none of them.
+  if (readConfig(c.env).stockCacheSeconds === 0 || c.var.mode === 'test') return;
   const origin = new URL(c.req.url).origin;
   await Promise.all(paths.map((path) => caches.default.delete(cacheKey(`${origin}${path}`))));
 }

@@ -3,6 +3,12 @@ import { envelope, messageEnvelope, ok } from '../lib/envelope';
 import { createRouter, errorResponses, IdParams, idLinks, jsonBody, jsonResponse, needsScope } from './openapi';
 import { CreateApiKeyBody, ScopeName } from '../schemas/api-keys';
 import { createApiKey, listApiKeys, revokeApiKey } from '../services/api-keys';
+import { createTestKeyFromLive } from '../services/accounts/test-keys';
+import { ApiError, fieldError } from '../lib/errors';
+import { sandboxDatabase } from '../middleware/mode';
+
+/** A key's mode, on every key answer. */
+const KeyMode = z.enum(['live', 'test']).openapi({ description: '`test`: a sk_test_ key, answered from the test-mode sandbox' });
 
 /** What a key may do, shown on every key, and the key that made it. */
 const keyLimits = {
@@ -22,6 +28,7 @@ const ApiKey = z
     id: z.number().int(),
     name: z.string(),
     key_preview: z.string().openapi({ example: 'sk_live_****a1B2' }),
+    mode: KeyMode,
     last_used_at: z.string().nullable().openapi({ format: 'date-time' }),
     created_at: z.string().openapi({ format: 'date-time' }),
     ...keyLimits,
@@ -38,6 +45,7 @@ const CreatedApiKey = z
     key: z.string().openapi({ description: 'the full key; shown only in this response', example: 'sk_live_' + 'x'.repeat(40) }),
     api_key: z.string().openapi({ description: 'same value as `key`' }),
     key_preview: z.string(),
+    mode: KeyMode,
     created_at: z.string().openapi({ format: 'date-time' }),
     ...keyLimits,
   })
@@ -64,7 +72,7 @@ export const apiKeysRouter = createRouter()
       path: '/',
       operationId: 'createApiKey',
       tags,
-      summary: 'Create an API key (at most 5 active)',
+      summary: 'Create an API key (at most 5 active of each mode)',
       ...needsScope('keys'),
       request: { body: jsonBody(CreateApiKeyBody) },
       responses: {
@@ -73,7 +81,20 @@ export const apiKeysRouter = createRouter()
       },
     }),
     async (c) => {
-      const key = await createApiKey(c.var.db, c.var.caller, c.req.valid('json'));
+      const body = c.req.valid('json');
+      // A key makes keys of its own mode by default; a test key makes only test keys; a live key may make a test key,
+      // written in the sandbox (two round trips: src/services/accounts/test-keys.ts).
+      const mode = body.mode ?? c.var.mode;
+      const request = { ...body, mode };
+      let key;
+      if (mode === c.var.mode) key = await createApiKey(c.var.db, c.var.caller, request);
+      else if (mode === 'live') {
+        throw new ApiError('INSUFFICIENT_SCOPE', 'A test key makes only test keys.', { mode: ['a test key makes only test keys'] });
+      } else {
+        const sandbox = sandboxDatabase(c.env);
+        if (!sandbox) throw fieldError('mode', 'test mode is not enabled on this service');
+        key = await createTestKeyFromLive(c.var.db, sandbox, c.var.caller, request);
+      }
       return c.json(ok(key, 'API key created. Store it now: it will not be shown again.'), 201);
     },
   )

@@ -12,6 +12,7 @@ export const Event = z
   .object({
     id: z.string().openapi({ example: 'evt_4eC39HqLyjWDarjtT1zdp7dc' }),
     type: z.enum(EVENT_TYPES),
+    livemode: z.boolean().openapi({ description: 'false for an event of test mode (a sk_test_ key\'s sandbox)' }),
     created_at: timestamp,
     data: z.object({
       object: z.union([Order, Deposit, Transaction, ProductEventObject]).openapi({
@@ -50,10 +51,14 @@ const presenters: Record<EventType, (row: never) => z.infer<typeof Event>['data'
   'product.unavailable': presentProductEventObject,
 };
 
-/** The event with its object rendered from the row snapshot by the resource's own presenter. */
-export const presentEvent = (e: EventRow): WebhookEvent => ({
+/**
+ * The event with its object rendered from the row snapshot by the resource's own presenter. `livemode` is not stored:
+ * it is which database the event lives in (false in the sandbox).
+ */
+export const presentEvent = (e: EventRow, livemode = true): WebhookEvent => ({
   id: e.id,
   type: e.type,
+  livemode,
   created_at: e.createdAt,
   data: { object: presenters[e.type](JSON.parse(e.snapshot) as never) },
 });
@@ -94,7 +99,7 @@ export const eventsRouter = createRouter()
     async (c) => {
       const { type, ...page } = c.req.valid('query');
       const { rows, total } = await listEvents(c.var.db, c.var.caller, page, type);
-      return c.json(paged(rows.map(presentEvent), page, total), 200);
+      return c.json(paged(rows.map((row) => presentEvent(row, c.var.mode !== 'test')), page, total), 200);
     },
   )
   .openapi(
@@ -110,6 +115,6 @@ export const eventsRouter = createRouter()
     }),
     async (c) => {
       const { event, deliveries } = await getEvent(c.var.db, c.var.caller, c.req.valid('param').id);
-      return c.json(ok({ ...presentEvent(event), deliveries: deliveries.map(presentDelivery) }), 200);
+      return c.json(ok({ ...presentEvent(event, c.var.mode !== 'test'), deliveries: deliveries.map(presentDelivery) }), 200);
     },
   );

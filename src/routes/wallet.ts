@@ -1,5 +1,4 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { readConfig } from '../env';
 import { envelope, ok } from '../lib/envelope';
 import { centsToAmount } from '../lib/money';
 import type { DepositRow } from '../db/schema';
@@ -14,6 +13,7 @@ import { readAs } from '../services/caller';
 import { getBalanceCents, listTransactions } from '../services/wallet';
 import { Deposit, DepositStatus, presentDeposit, presentDepositStatus, presentTransaction, Transaction } from './representations';
 import { mailFor } from '../middleware/send-emails';
+import { modeConfig } from '../middleware/mode';
 
 const CreatedDeposit = z
   .object({
@@ -31,7 +31,7 @@ const GatewayOffer = z
   .object({
     gateway: z.enum(GATEWAYS),
     kind: z.enum(['crypto', 'usd']).openapi({ description: '`crypto`: the buyer pays in crypto; `usd`: by card, in USD' }),
-    provider: z.enum(['generic', 'nowpayments', 'cryptomus', 'btcpay', 'stripe']),
+    provider: z.enum(['generic', 'nowpayments', 'cryptomus', 'btcpay', 'stripe', 'test']),
     crypto_currencies: z.array(z.enum(CRYPTO_CURRENCIES)).openapi({ description: 'values `crypto_currency` takes on this slot; empty for `usd`' }),
   })
   .openapi('GatewayOffer');
@@ -87,7 +87,7 @@ export const walletRouter = createRouter()
     }),
     async (c) => {
       await readAs(c.var.db, c.var.caller, []);
-      return c.json(ok(availableGateways(readConfig(c.env))), 200);
+      return c.json(ok(availableGateways(modeConfig(c))), 200);
     },
   )
   .openapi(
@@ -133,7 +133,7 @@ export const walletRouter = createRouter()
       return idempotent(
         c,
         body,
-        async (claim) => created(await createDeposit(c.var.db, readConfig(c.env), c.var.caller, request, claim, mailFor(c))),
+        async (claim) => created(await createDeposit(c.var.db, modeConfig(c), c.var.caller, request, claim, mailFor(c))),
         { render: (snapshot) => created(snapshot as DepositRow) },
       );
     },

@@ -24,8 +24,17 @@ export const IpOrCidr = z
  * What a new key may do. Each field left out is inherited from the key making it (a dashboard session: every scope,
  * no limit, anywhere, never expires); `null` asks for none explicitly.
  */
+export const KEY_MODES = ['live', 'test'] as const;
+
 export const CreateApiKeyBody = z.object({
   name: humanLine('name', 100),
+  mode: z
+    .enum(KEY_MODES, `mode must be one of ${KEY_MODES.join(', ')}`)
+    .optional()
+    .openapi({
+      description: "`test`: a sk_test_ key, answered from the test-mode sandbox. Default: the mode of the key making it. A test key makes only test keys.",
+      example: 'test',
+    }),
   scopes: z
     .array(ScopeName, 'scopes must be an array')
     .min(1, 'scopes must name at least one scope')

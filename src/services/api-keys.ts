@@ -12,9 +12,11 @@ import { readAs, writeAs, writeOutcomeAs, type Caller } from './caller';
 import { recordClaim, type IdempotencyClaim } from './idempotency';
 import { ancestorIds, descendantOf, familySpentTodayCents } from './spend-limits';
 
+/** Per mode: a user has at most 5 active live keys and 5 active test keys (which live in the sandbox). */
 export const MAX_ACTIVE_KEYS = 5;
-const KEY_PREFIX = 'sk_live_';
-export const API_KEY_SHAPE = /^sk_live_[0-9A-Za-z]{40}$/;
+export type KeyMode = 'live' | 'test';
+const KEY_PREFIX: Record<KeyMode, string> = { live: 'sk_live_', test: 'sk_test_' };
+export const API_KEY_SHAPE = /^sk_(live|test)_[0-9A-Za-z]{40}$/;
 // last_used_at is refreshed at most once a minute per key, so authentication is not a write per request.
 const LAST_USED_RESOLUTION_MS = 60_000;
 
@@ -24,10 +26,14 @@ export interface IssuedKey {
   keyPreview: string;
 }
 
-export async function issueKey(): Promise<IssuedKey> {
-  const key = KEY_PREFIX + randomBase62(40);
-  return { key, keyHash: await sha256Hex(key), keyPreview: `${KEY_PREFIX}****${key.slice(-4)}` };
+export async function issueKey(mode: KeyMode = 'live'): Promise<IssuedKey> {
+  const prefix = KEY_PREFIX[mode];
+  const key = prefix + randomBase62(40);
+  return { key, keyHash: await sha256Hex(key), keyPreview: `${prefix}****${key.slice(-4)}` };
 }
+
+/** A key's mode, as its preview shows it (a test key's row lives in the sandbox; its preview says `sk_test_`). */
+export const modeOfPreview = (preview: string): KeyMode => (preview.startsWith(KEY_PREFIX.test) ? 'test' : 'live');
 
 export interface KeyRow {
   id: number;
@@ -129,7 +135,8 @@ export interface CreatedKey extends ApiKeyView {
  * the key's row without the key (id, name, preview, created_at): a replay can say which key was created, never show it.
  */
 export async function createApiKey(d1: Db, caller: Caller, request: CreateApiKeyRequest, claim?: IdempotencyClaim): Promise<CreatedKey> {
-  const issued = await issueKey();
+  // The mode is the database's: a live key makes live keys here, a test key test keys (in the sandbox).
+  const issued = await issueKey(request.mode);
   const limits = keyLimitsOf(request);
   const [created, maker] = await writeAs(d1, caller, {
     writes: [
@@ -155,7 +162,7 @@ export async function createApiKey(d1: Db, caller: Caller, request: CreateApiKey
   return { ...keyView(row), key: issued.key, api_key: issued.key };
 }
 
-interface MakerRow {
+export interface MakerRow {
   scopes: number;
   spend_limit_cents: number | null;
   ip_ranges: string | null;
@@ -163,7 +170,7 @@ interface MakerRow {
 }
 
 /** Why the creation's batch found the asked key wider than its maker (what `withinMaker` refused), if it was. */
-function widerThanMaker(limits: KeyLimits, maker: MakerRow | undefined): ApiError | undefined {
+export function widerThanMaker(limits: KeyLimits, maker: MakerRow | undefined): ApiError | undefined {
   if (!maker) return undefined;
   const errors: Record<string, string[]> = {};
   const missing = scopesOf((limits.scopes ?? 0) & ~maker.scopes);
@@ -186,13 +193,14 @@ function widerThanMaker(limits: KeyLimits, maker: MakerRow | undefined): ApiErro
 export interface ApiKeyView extends KeyRow {
   /** The key that made this one; null when it was made in the dashboard or by the operator. */
   created_by_key_id: number | null;
+  mode: KeyMode;
   scopes: Scope[];
   spend_limit_per_day: number | null;
   allowed_ips: string[] | null;
   expires_at: string | null;
 }
 
-interface KeyViewRow extends KeyRow {
+export interface KeyViewRow extends KeyRow {
   created_by_key_id: number | null;
   scopes: number;
   spend_limit_cents: number | null;
@@ -200,11 +208,12 @@ interface KeyViewRow extends KeyRow {
   expires_at: string | null;
 }
 
-const keyColumns = sql`id, name, key_preview, created_at, created_by_key_id, scopes, spend_limit_cents, allowed_ips, expires_at`;
+export const keyColumns = sql`id, name, key_preview, created_at, created_by_key_id, scopes, spend_limit_cents, allowed_ips, expires_at`;
 
-function keyView({ scopes, spend_limit_cents, allowed_ips, ...row }: KeyViewRow): ApiKeyView {
+export function keyView({ scopes, spend_limit_cents, allowed_ips, ...row }: KeyViewRow): ApiKeyView {
   return {
     ...row,
+    mode: modeOfPreview(row.key_preview),
     scopes: scopesOf(scopes),
     spend_limit_per_day: spend_limit_cents === null ? null : centsToAmount(spend_limit_cents),
     allowed_ips: allowed_ips === null ? null : (JSON.parse(allowed_ips) as string[]),

@@ -18,6 +18,7 @@ import {
   type GatewayInput,
   type GatewayName,
   type PaymentGateway,
+  type TestPaymentGateway,
 } from './gateways';
 import { queryAs, readAs, writeAs, type Caller, type Query } from './caller';
 import { loggedEvent, logEvent, logOnly, receiveEvent, type ReceivedEvent } from './gateway-events';
@@ -53,8 +54,9 @@ interface NewDeposit {
  * the batch and keyed on the deposit's reference: a vendor that fails answers 503 or 422 and nothing is stored. The
  * generic adapter derives both from the deposit's id inside the batch.
  */
-async function invoiceFor(gateway: PaymentGateway, deposit: NewDeposit, depositId: SQL, request: DepositRequest) {
+async function invoiceFor(gateway: PaymentGateway | TestPaymentGateway, deposit: NewDeposit, depositId: SQL, request: DepositRequest) {
   if (gateway.provider === 'generic') return gateway.generic.invoiceColumns(depositId);
+  if (gateway.provider === 'test') return gateway.test.invoiceColumns(depositId);
   await request.beforeVendorCall();
   const { origin } = request;
   const invoice = await gateway.vendor.createInvoice({

@@ -10,12 +10,15 @@ import { deleteExpiredSessions } from './sessions';
 import { pollVendors, type PollReport } from './vendor-poll';
 import { readMailSettings, scheduledMail } from './mail';
 import { emailAlerts } from './operator-alerts';
+import { runSandboxJobs, SANDBOX_JOB_STATEMENTS, type SandboxJobReport } from './operator/sandbox-jobs';
 
 // Each job is one guarded UPDATE (or DELETE) over at most `batchSize` rows, repeated while a backlog remains; two runs
 // at once cannot double-apply anything because every UPDATE re-checks the status it changes. D1 allows 50 queries per
 // invocation on the Free plan, each statement counting: the jobs make at most 8×3 + 3×3 + 3×2 + 3×1 + 2×1 + 2×2 + 1×2 = 50
 // (when every backlog is full; a usual run makes 12), and the vendor poll spends what the run has left.
 const QUERIES_PER_INVOCATION = 50;
+/** What a poll that asked no vendor may have sent: its read of candidates and its closing statement. */
+const POLL_READ_STATEMENTS = 2;
 const BATCH_SIZE = 300;
 // Completing orders is the backlog that grows with sales: bigger statements
 // and more of them, up to 40,000 orders a run (8,000 a minute). One statement of 5,000
@@ -51,6 +54,8 @@ export interface JobReport {
   enqueuedEmails: number;
   /** Real-provider deposits asked about at their vendors (src/services/vendor-poll.ts). */
   poll: PollReport;
+  /** Test mode's round (src/services/operator/sandbox-jobs.ts); null without a sandbox or when the run cannot afford it. */
+  sandbox: SandboxJobReport | null;
 }
 
 export async function runScheduledJobs(env: Bindings, nowMs = Date.now()): Promise<JobReport> {
@@ -76,5 +81,16 @@ export async function runScheduledJobs(env: Bindings, nowMs = Date.now()): Promi
     console.warn(JSON.stringify({ level: 'warn', msg: 'deposit poll stopped', class: err instanceof Error ? err.name : typeof err }));
     return { asked: 0, changed: 0, skipped: 0 };
   });
-  return { completedOrders, expiredDeposits, deletedIdempotencyKeys, deletedEvents, deletedSessions, enqueuedEvents, enqueuedEmails, poll };
+  // Test mode's round comes last, never before the live shop's money: only in a run whose poll asked no vendor (its
+  // budget is then untouched) and that can still afford it; otherwise the next run (or an operator's change) does it.
+  let sandbox: SandboxJobReport | null = null;
+  if (env.SANDBOX_DB && poll.asked + poll.skipped === 0 && spent.statements + POLL_READ_STATEMENTS + SANDBOX_JOB_STATEMENTS <= QUERIES_PER_INVOCATION) {
+    spent.statements += SANDBOX_JOB_STATEMENTS;
+    sandbox = await runSandboxJobs(env, env.SANDBOX_DB, config, nowMs, now).catch((err: unknown) => {
+      // The next run does it again; the live shop never waits on its sandbox.
+      console.warn(JSON.stringify({ level: 'warn', msg: 'sandbox jobs stopped', class: err instanceof Error ? err.name : typeof err }));
+      return null;
+    });
+  }
+  return { completedOrders, expiredDeposits, deletedIdempotencyKeys, deletedEvents, deletedSessions, enqueuedEvents, enqueuedEmails, poll, sandbox };
 }

@@ -20,7 +20,7 @@ const SWEEP_GRACE_MS = 60_000;
  * whose endpoints were deleted since). A crash between the send and the mark makes the sweep send again: delivery is
  * at least once. Returns the number of events handled.
  */
-async function enqueuePending(d1: Db, queue: Queue<DeliveryMessage>, pending: SQL): Promise<number> {
+async function enqueuePending(d1: Db, queue: Queue<DeliveryMessage>, pending: SQL, sandbox = false): Promise<number> {
   const rows = rowsOf<{ event_id: string; endpoint_id: number | null }>(
     await toStatement(
       d1,
@@ -29,7 +29,7 @@ async function enqueuePending(d1: Db, queue: Queue<DeliveryMessage>, pending: SQ
     ).all(),
   );
   if (rows.length === 0) return 0;
-  const messages = rows.flatMap(({ event_id, endpoint_id }) => (endpoint_id === null ? [] : [{ body: { event_id, endpoint_id } }]));
+  const messages = rows.flatMap(({ event_id, endpoint_id }) => (endpoint_id === null ? [] : [{ body: { event_id, endpoint_id, ...(sandbox && { sandbox: true as const }) } }]));
   for (let i = 0; i < messages.length; i += SEND_BATCH_LIMIT) await queue.sendBatch(messages.slice(i, i + SEND_BATCH_LIMIT));
   const eventIds = [...new Set(rows.map((row) => row.event_id))];
   // Idempotent bookkeeping: a mark lost to a fault only means the sweep sends those events again.
@@ -40,13 +40,17 @@ async function enqueuePending(d1: Db, queue: Queue<DeliveryMessage>, pending: SQ
   return eventIds.length;
 }
 
-/** After a request: its committed events, those still in the outbox. Without a queue binding they stay there. */
-export async function enqueueEvents(d1: Db, queue: Queue<DeliveryMessage> | undefined, eventIds: string[]): Promise<void> {
+/**
+ * After a request: its committed events, those still in the outbox. Without a queue binding they stay there.
+ * `sandbox`: `d1` is the test-mode database, and each message says so.
+ */
+export async function enqueueEvents(d1: Db, queue: Queue<DeliveryMessage> | undefined, eventIds: string[], sandbox = false): Promise<void> {
   if (!queue || eventIds.length === 0) return;
   await enqueuePending(
     d1,
     queue,
     sql`SELECT id, user_id, type, created_at FROM events WHERE id IN (SELECT value FROM json_each(${JSON.stringify(eventIds)})) AND enqueued_at IS NULL`,
+    sandbox,
   );
 }
 
@@ -54,7 +58,7 @@ export async function enqueueEvents(d1: Db, queue: Queue<DeliveryMessage> | unde
  * Scheduled job: the outbox's events written by this run (`created_at` = its clock) and those older than a minute,
  * oldest first, at most `limit`. Returns how many were enqueued.
  */
-export async function sweepOutbox(d1: Db, queue: Queue<DeliveryMessage> | undefined, nowMs: number, limit: number): Promise<number> {
+export async function sweepOutbox(d1: Db, queue: Queue<DeliveryMessage> | undefined, nowMs: number, limit: number, sandbox = false): Promise<number> {
   if (!queue) return 0;
   return enqueuePending(
     d1,
@@ -62,5 +66,6 @@ export async function sweepOutbox(d1: Db, queue: Queue<DeliveryMessage> | undefi
     sql`SELECT id, user_id, type, created_at FROM events
         WHERE enqueued_at IS NULL AND (created_at <= ${isoNow(nowMs - SWEEP_GRACE_MS)} OR created_at = ${isoNow(nowMs)})
         ORDER BY created_at LIMIT ${limit}`,
+    sandbox,
   );
 }

@@ -38,6 +38,16 @@ describe('npm run dev', () => {
     expect(bannerLine('Demo user')).toContain(`(wallet: $${balance.toFixed(2)})`);
   });
 
+  it('prints a demo test key beside the live one: test mode, with its test money and the catalogue', async () => {
+    const key = bannerLine('Demo test key')!;
+    expect(key).toMatch(/^sk_test_[0-9A-Za-z]{40} /);
+    const headers = { 'X-API-Key': key.split(' ')[0] };
+    expect((await (await fetch(`${server.api}/wallet/balance`, { headers })).json()).data.balance).toBe(1000);
+    const sandboxStock = (await (await fetch(`${server.api}/stock`, { headers })).json()).data as Array<{ sku: string }>;
+    expect(sandboxStock.map((p) => p.sku)).toEqual(expect.arrayContaining(['INDIE-KEY', 'NFLX-1M', 'STEAM-10', 'WIN11-PRO']));
+    expect(startup).toMatch(/Sandbox database \(test mode\): applied \d+ migrations; seeded/);
+  });
+
   it('seeds a month of history: customers, orders, deposits and refunds over 30 days', async () => {
     const admin = { Authorization: `Bearer ${server.adminToken}` };
     expect(startup).toMatch(/Empty database: seeded the demo data and 30 days of history \(7 customers, \d+ orders, \d+ deposits, \d+ refunds\)/);

@@ -7,6 +7,7 @@ import { nowpaymentsAdapter } from './nowpayments';
 import { GATEWAYS, isCryptoGateway, slotSettings, usableSlot, type GatewayName, type ProviderName, type Slot, type VendorName } from './slots';
 import { stripeAdapter } from './stripe';
 import type { VendorAdapter, VendorFactory } from './types';
+import { TestGateway } from '../payments/gateways/test';
 
 // The registry: which provider serves each slot, and the adapter that speaks to it. The wallet code asks for a
 // slot's gateway and gets either the generic adapter (signed JSON webhooks, the local checkout page) or a real
@@ -50,9 +51,15 @@ export function findGateway(name: GatewayName, config: Config): PaymentGateway |
     : { ...base, provider: slot.provider, vendor: VENDORS[slot.provider](slot) };
 }
 
+/** In test mode every slot is the test gateway (src/services/payments/gateways/test.ts). */
+export type TestPaymentGateway = { name: GatewayName; isCrypto: boolean; provider: 'test'; test: TestGateway };
+
+const testGatewayOf = (name: GatewayName, config: Config): TestPaymentGateway | null =>
+  config.testGateway ? { name, isCrypto: isCryptoGateway(name), provider: 'test', test: new TestGateway(name, config.testGateway.publicBaseUrl) } : null;
+
 /** The slot's gateway for a new deposit: a slot that is not available is a 422 on `gateway`, nothing stored. */
-export function gatewayForDeposit(name: GatewayName, config: Config): PaymentGateway {
-  const gateway = findGateway(name, config);
+export function gatewayForDeposit(name: GatewayName, config: Config): PaymentGateway | TestPaymentGateway {
+  const gateway = testGatewayOf(name, config) ?? findGateway(name, config);
   if (!gateway) throw fieldError('gateway', `${name} is not available.`);
   return gateway;
 }
@@ -60,14 +67,14 @@ export function gatewayForDeposit(name: GatewayName, config: Config): PaymentGat
 export interface GatewayOffer {
   gateway: GatewayName;
   kind: 'crypto' | 'usd';
-  provider: ProviderName;
+  provider: ProviderName | 'test';
   crypto_currencies: CryptoCurrency[];
 }
 
 /** The available slots in order, as `GET /wallet/gateways` lists them and the dashboard offers them. */
 export function availableGateways(config: Config): GatewayOffer[] {
   return GATEWAYS.flatMap((name) => {
-    const gateway = findGateway(name, config);
+    const gateway = testGatewayOf(name, config) ?? findGateway(name, config);
     if (!gateway) return [];
     const kind = gateway.isCrypto ? ('crypto' as const) : ('usd' as const);
     return [{ gateway: name, kind, provider: gateway.provider, crypto_currencies: gateway.isCrypto ? [...CRYPTO_CURRENCIES] : [] }];

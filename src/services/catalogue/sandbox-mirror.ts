@@ -1,0 +1,104 @@
+import { sql, type SQL } from 'drizzle-orm';
+import { rowsOf, runBatch } from '../../db/batch';
+import type { Db } from '../../db/client';
+import { isoNow } from '../../lib/time';
+
+// The test-mode sandbox's catalogue: a copy of the live shop's active products, never a join (a D1 batch runs on
+// one database). One read of the live products, then one sandbox batch: every product copied by id (name, SKU,
+// category, description, image, price, volume prices, pack sizes, final sale), the sandbox's other products
+// deactivated, and its stock generated so each product has exactly as many available items as it has live, each a
+// code `TEST-<SKU>-<random>`. Refreshed by every scheduled run and after each operator change to the catalogue
+// (src/middleware/sandbox-refresh.ts).
+
+/** The live columns the sandbox copies (and the live stock count its generated stock matches). */
+const COPIED = sql`id, name, sku, category, description, image, price_cents, allowed_quantities, volume_prices, cancellable, stock_count, created_at`;
+
+/** A sandbox batch's JSON parameter stays well below D1's 2 MB per value. */
+const MAX_CHUNK_CHARS = 1_000_000;
+
+export interface MirrorReport {
+  products: number;
+  deactivated: number;
+  itemsAdded: number;
+  itemsRemoved: number;
+}
+
+const field = (name: string) => sql`json_extract(p.value, ${`$.${name}`})`;
+
+/** The live products in JSON arrays of at most MAX_CHUNK_CHARS characters. */
+function chunksOf(products: Record<string, unknown>[]): string[] {
+  const chunks: string[] = [];
+  let current: string[] = [];
+  let size = 0;
+  for (const product of products) {
+    const json = JSON.stringify(product);
+    if (size + json.length > MAX_CHUNK_CHARS && current.length > 0) {
+      chunks.push(`[${current.join(',')}]`);
+      current = [];
+      size = 0;
+    }
+    current.push(json);
+    size += json.length + 1;
+  }
+  if (current.length > 0) chunks.push(`[${current.join(',')}]`);
+  return chunks;
+}
+
+/** The statements that make the sandbox's copy of these live products (a JSON array) what they are live. */
+function copyStatements(chunk: string, now: string): SQL[] {
+  const products = sql`json_each(${chunk}) p`;
+  const same = (column: string) => sql`products.${sql.raw(column)} IS excluded.${sql.raw(column)}`;
+  const columns = ['name', 'sku', 'category', 'description', 'image', 'price_cents', 'allowed_quantities', 'volume_prices', 'cancellable', 'active'];
+  return [
+    // A SKU that moved to another product live is moved out of the way first (SKUs are unique).
+    sql`UPDATE products SET sku = '~' || id || '~' || sku
+        WHERE sku IN (SELECT ${field('sku')} FROM ${products})
+          AND NOT EXISTS (SELECT 1 FROM ${products} WHERE ${field('id')} = products.id AND ${field('sku')} = products.sku)`,
+    sql`INSERT INTO products (id, name, sku, category, description, image, price_cents, allowed_quantities, volume_prices, cancellable,
+                              active, stock_count, created_at, updated_at)
+        SELECT ${field('id')}, ${field('name')}, ${field('sku')}, ${field('category')}, ${field('description')}, ${field('image')},
+               ${field('price_cents')}, ${field('allowed_quantities')}, ${field('volume_prices')}, ${field('cancellable')},
+               1, 0, ${field('created_at')}, ${now}
+        FROM ${products} WHERE true
+        ON CONFLICT (id) DO UPDATE SET
+          ${sql.join(columns.map((c) => sql`${sql.raw(c)} = excluded.${sql.raw(c)}`), sql`, `)}, updated_at = excluded.updated_at
+        WHERE NOT (${sql.join(columns.map(same), sql` AND `)})`,
+    // Too many available items: the newest go (a purchase takes the oldest).
+    sql`DELETE FROM stock_items WHERE id IN (
+          SELECT id FROM (
+            SELECT s.id, row_number() OVER (PARTITION BY s.product_id ORDER BY s.id DESC) AS n, ${field('stock_count')} AS target
+            FROM ${products} JOIN stock_items s ON s.product_id = ${field('id')} AND s.status = 'available')
+          WHERE n > target)`,
+    // Too few: generated codes, as many as missing.
+    sql`WITH RECURSIVE missing (product_id, sku, k) AS (
+          SELECT ${field('id')}, ${field('sku')},
+                 ${field('stock_count')} - (SELECT count(*) FROM stock_items s WHERE s.product_id = ${field('id')} AND s.status = 'available')
+          FROM ${products}
+          UNION ALL SELECT product_id, sku, k - 1 FROM missing WHERE k > 1)
+        INSERT INTO stock_items (product_id, content, status, created_at)
+        SELECT product_id, 'TEST-' || sku || '-' || upper(hex(randomblob(8))), 'available', ${now} FROM missing WHERE k > 0`,
+    sql`UPDATE products SET stock_count = (SELECT count(*) FROM stock_items s WHERE s.product_id = products.id AND s.status = 'available')
+        WHERE id IN (SELECT ${field('id')} FROM ${products})`,
+  ];
+}
+
+/**
+ * Make the sandbox's catalogue the live shop's, now. Safe to run at any time and concurrently with itself or with
+ * purchases in the sandbox: each sandbox batch is one transaction and sets counts from what it finds.
+ */
+export async function refreshSandboxMirror(live: Db, sandbox: Db, nowMs = Date.now()): Promise<MirrorReport> {
+  const now = isoNow(nowMs);
+  const [found] = await runBatch(live, [sql`SELECT ${COPIED} FROM products WHERE active = 1 ORDER BY id`]);
+  const products = rowsOf<Record<string, unknown>>(found);
+  const ids = JSON.stringify(products.map((p) => p.id));
+  const chunks = chunksOf(products);
+  const statements = [
+    ...chunks.flatMap((chunk) => copyStatements(chunk, now)),
+    sql`UPDATE products SET active = 0, updated_at = ${now} WHERE active = 1 AND id NOT IN (SELECT value FROM json_each(${ids}))`,
+  ];
+  const results = await runBatch(sandbox, statements);
+  const changes = (i: number) => results[i]?.meta.changes ?? 0;
+  const per = 5;
+  const sum = (offset: number) => chunks.reduce((total, _, i) => total + changes(i * per + offset), 0);
+  return { products: products.length, deactivated: changes(statements.length - 1), itemsRemoved: sum(2), itemsAdded: sum(3) };
+}
