@@ -4,6 +4,7 @@ import { envelope, ok } from '../lib/envelope';
 import { createRouter, errorResponses, jsonResponse, needsScope } from './openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
 import { EVENT_ID_SHAPE, getEvent, listEvents } from '../services/events';
+import { Claim, presentClaim } from './claim-representation';
 import { ProductEventObject, Deposit, Order, presentProductEventObject, presentDeposit, presentOrder, presentTransaction, Transaction } from './representations';
 
 const timestamp = z.string().openapi({ format: 'date-time' });
@@ -14,9 +15,9 @@ export const Event = z
     type: z.enum(EVENT_TYPES),
     created_at: timestamp,
     data: z.object({
-      object: z.union([Order, Deposit, Transaction, ProductEventObject]).openapi({
+      object: z.union([Order, Deposit, Transaction, ProductEventObject, Claim]).openapi({
         description:
-          'The order (order.*), deposit (deposit.*) or wallet transaction (balance.adjusted) as the API renders it elsewhere, right after the change; for product.* the public stock entry (with previous_price on product.price_changed)',
+          'The claim (order.item_replaced, order.item_refunded, order.claim_rejected), the order (other order.*), deposit (deposit.*) or wallet transaction (balance.adjusted) as the API renders it elsewhere, right after the change; for product.* the public stock entry (with previous_price on product.price_changed)',
       }),
     }),
   })
@@ -45,6 +46,9 @@ const presenters: Record<EventType, (row: never) => z.infer<typeof Event>['data'
   'deposit.failed': presentDeposit,
   'deposit.expired': presentDeposit,
   'balance.adjusted': presentTransaction,
+  'order.item_replaced': presentClaim,
+  'order.item_refunded': presentClaim,
+  'order.claim_rejected': presentClaim,
   'product.restocked': presentProductEventObject,
   'product.price_changed': presentProductEventObject,
   'product.unavailable': presentProductEventObject,
