@@ -41,6 +41,8 @@ export interface CallerProof {
   /** An API key's scopes (bitmask) and whether the request comes from one of its allowed addresses (1/0). */
   scopes?: number;
   placeAllowed?: number;
+  /** An operator's session: the warranty claims waiting for a decision (the console's nav). */
+  openClaims?: number | null;
 }
 
 /** The user of a credential row may act: not disabled (a disabled user's keys and sessions prove nothing). */

@@ -23,8 +23,9 @@ import { overSpendLimit, spendLimitState, withinSpendLimit } from './spend-limit
 export interface OrderWithItems {
   order: OrderRow;
   stockItems: string[];
-  /** The order's warranty claims (read by getOrder). */
+  /** The order's warranty claims and its product's warranty in hours (read by getOrder). */
   claims?: ClaimRow[];
+  warrantyHours?: number;
 }
 
 const newOrderNumber = (now: string) => `ORD-${now.slice(0, 10).replaceAll('-', '')}-${randomBase62(10).toUpperCase()}`;
@@ -235,13 +236,15 @@ export async function listOrders(d1: Db, caller: Caller, page: Page) {
 
 export async function getOrder(d1: Db, caller: Caller, orderId: number): Promise<OrderWithItems> {
   const [orderResult, items, claimsResult] = await readAs(d1, caller, [
-    sql`SELECT ${columnsOf(orders)} FROM orders WHERE id = ${orderId} AND user_id = ${caller.userId}`,
+    sql`SELECT ${columnsOf(orders)}, (SELECT warranty_hours FROM products p WHERE p.id = orders.product_id) AS warrantyHours
+        FROM orders WHERE id = ${orderId} AND user_id = ${caller.userId}`,
     itemsOf(sql`(SELECT id FROM orders WHERE id = ${orderId} AND user_id = ${caller.userId})`),
     orderClaims(caller, orderId),
   ]);
-  const [order] = rowsOf<OrderRow>(orderResult);
-  if (!order) throw notFound('Order');
-  return { order, stockItems: contentsOf(items), claims: rowsOf<ClaimRow>(claimsResult) };
+  const [found] = rowsOf<OrderRow & { warrantyHours: number }>(orderResult);
+  if (!found) throw notFound('Order');
+  const { warrantyHours, ...order } = found;
+  return { order, stockItems: contentsOf(items), claims: rowsOf<ClaimRow>(claimsResult), warrantyHours };
 }
 
 /** An order's items as a text file, one per line (the API's export, and the dashboard's). */

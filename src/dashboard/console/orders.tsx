@@ -12,6 +12,8 @@ import { withDone } from '../done-notices';
 import { formHandler, idFromPath, parseForm, redirectOnce, sameOriginForm, type FormProblem } from '../forms';
 import { page } from '../layout';
 import { AskFirst, confirmationPage } from './confirm';
+import { consoleRefunds, RefundSection } from './order-refund';
+import type { FormFields } from '../forms';
 import { DateFilter, ExportLink } from './filters';
 import { Person } from './person';
 import { DataTable, OrderFacts } from '../tables';
@@ -22,6 +24,7 @@ import { DataTable, OrderFacts } from '../tables';
 const ORDERS = '/dashboard/console/orders';
 
 export const consoleOrders = new Hono<AppEnv>()
+  .route('/', consoleRefunds((c, id, problem, values) => orderPage(c, id, problem, values)))
   .get('/console/orders', requireOperatorSession, async (c) => {
     const { q, user_id: userId, status, from, to, ...pageQuery } = parseForm(OrdersQuery, c.req.query());
     const search = q === '' ? undefined : q;
@@ -101,7 +104,7 @@ export const consoleOrders = new Hono<AppEnv>()
 const cancelPath = (id: number) => `${ORDERS}/${id}/cancel`;
 
 /** One order with its items and its buyer; "Cancel order" on a pending one; the refusal of a cancel when there is one. */
-async function orderPage(c: Context<AppEnv>, id: number, problem?: FormProblem) {
+async function orderPage(c: Context<AppEnv>, id: number, problem?: FormProblem, values?: FormFields) {
   const [{ order, stockItems, user }] = await queryAsOperator(c.var.db, c.var.caller, [orderDetailQuery(id)]);
   return page(
     c,
@@ -126,6 +129,7 @@ async function orderPage(c: Context<AppEnv>, id: number, problem?: FormProblem) 
             />
             {order.status === 'pending' && order.cancellable === 1 && <AskFirst action={cancelPath(order.id)} label="Cancel order" class="danger" />}
           </section>
+          <RefundSection order={order} values={values} problem={problem} />
           <h2>Items</h2>
           {order.status === 'cancelled' && <p class="muted">Cancelled and refunded; these items were revoked.</p>}
           <ol class="items" aria-label="Delivered items">
