@@ -47,6 +47,11 @@ export const CONSOLE_PAGES: Array<[string, (f: Fixtures) => string]> = [
   ['Disable account confirmation', (f) => `/dashboard/console/users/${f.buyer.id}/disable/confirm`],
   ['orders CSV', () => '/dashboard/console/exports/orders.csv?from=2020-01-01'],
   ['Cancel order confirmation', (f) => `/dashboard/console/orders/${f.orderId}/cancel/confirm`],
+  ['claims', () => '/dashboard/console/claims'],
+  ['blocklist', () => '/dashboard/console/blocklist'],
+  ['Refund confirmation', (f) => `/dashboard/console/orders/${f.orderId}/refund/confirm?amount=0.5&reason=x`],
+  ['Put on hold confirmation', (f) => `/dashboard/console/users/${f.buyer.id}/hold/confirm?reason=x`],
+  ['Lift hold confirmation', (f) => `/dashboard/console/users/${f.buyer.id}/hold/lift/confirm`],
 ];
 
 export const CONSOLE_POSTS: Array<[string, (f: Fixtures) => [string, Record<string, string>]]> = [
@@ -62,5 +67,9 @@ export const CONSOLE_POSTS: Array<[string, (f: Fixtures) => [string, Record<stri
   ['Save discount', (f) => [`/dashboard/console/users/${f.buyer.id}/discount`, { discount_percent: '90' }]],
   ['Check connection', () => ['/dashboard/console/payments/gateway_one/check', {}]],
   ['Cancel order', (f) => [`/dashboard/console/orders/${f.orderId}/cancel`, { idempotency_key: crypto.randomUUID() }]],
+  ['Refund', (f) => [`/dashboard/console/orders/${f.orderId}/refund`, { amount: '0.5', reason: 'sneaky', idempotency_key: crypto.randomUUID() }]],
+  ['Put on hold', (f) => [`/dashboard/console/users/${f.buyer.id}/hold`, { reason: 'sneaky' }]],
+  ['Lift hold', (f) => [`/dashboard/console/users/${f.buyer.id}/hold/lift`, {}]],
+  ['Add blocklist rule', () => ['/dashboard/console/blocklist', { type: 'email', value: `${unique('sneaky')}@example.com` }]],
 ];
 
