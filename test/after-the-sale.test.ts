@@ -414,7 +414,8 @@ describe('the blocklist', () => {
     expect(listed.json.data.find((r: any) => r.id === rule.id)).toMatchObject({ type: 'email', value, note: 'chargebacks', hits: 0, last_hit_at: null });
     expect((await call(`/admin/blocklist/${rule.id}`, { method: 'DELETE', admin: true })).status).toBe(200);
     expectError(await call(`/admin/blocklist/${rule.id}`, { method: 'DELETE', admin: true }), 404, 'NOT_FOUND');
-    const audit = await env.DB.prepare("SELECT action FROM audit_log WHERE target = ? ORDER BY id").bind(`blocklist:${rule.id}`).all();
+    // Rule ids may be reused after a deletion: the entries of this rule are the ones naming its value.
+    const audit = await env.DB.prepare("SELECT action FROM audit_log WHERE target = ? AND json_extract(details, '$.value') = ? ORDER BY id").bind(`blocklist:${rule.id}`, value).all();
     expect(audit.results).toEqual([{ action: 'blocklist.added' }, { action: 'blocklist.removed' }]);
   });
 });

@@ -3,7 +3,7 @@ import type { ClaimRow, OrderRow } from '../db/schema';
 import type { AppEnv } from '../env';
 import { formatUsd } from '../lib/money';
 import { requireSession } from '../middleware/session';
-import { ItemParams, ReportBody } from '../schemas/after-sale';
+import { ItemIndex, ReportBody } from '../schemas/after-sale';
 import { reportItem } from '../services/orders/claims';
 import { formHandler, idFromPath, parseForm, sameOriginForm, type FormProblem } from './forms';
 
@@ -58,7 +58,7 @@ export const reportPages = (orderPage: (c: Context<AppEnv>, orderId: number, pro
     formHandler(
       async (c, fields) => {
         const orderId = idFromPath(c.req.param('id'), 'Order');
-        const { index } = parseForm(ItemParams, { id: String(orderId), index: c.req.param('index') ?? '' });
+        const { index } = parseForm(ItemIndex, { index: c.req.param('index') ?? '' });
         const { reason } = parseForm(ReportBody, fields);
         await reportItem(c.var.db, c.var.caller, orderId, index, reason);
         return c.redirect(`/dashboard/orders/${orderId}?notice=reported`, 303);

@@ -1,9 +1,11 @@
 import { createRoute } from '@hono/zod-openapi';
 import { envelope, ok } from '../lib/envelope';
-import { ItemParams, ReportBody } from '../schemas/after-sale';
+import { ItemIndex, ReportBody } from '../schemas/after-sale';
 import { reportItem } from '../services/orders/claims';
 import { Claim, presentClaim } from './claim-representation';
-import { createRouter, errorResponses, jsonBody, jsonResponse, needsScope } from './openapi';
+import { createRouter, errorResponses, jsonBody, jsonResponse, needsScope, pathId } from './openapi';
+
+const ItemParams = ItemIndex.extend({ id: pathId('id') });
 
 // A buyer's report of a delivered item within its product's warranty (mounted under /orders, behind the API key).
 
