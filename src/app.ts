@@ -7,6 +7,7 @@ import { createRouter } from './routes/openapi';
 import { requestId } from './middleware/request-id';
 import { jsonNewline } from './middleware/json-newline';
 import { requestLog } from './middleware/request-log';
+import { requestPlace } from './middleware/request-place';
 import { renderError } from './middleware/render-error';
 import { methodNotAllowedOrNotFound } from './middleware/method-not-allowed';
 import { adminRouter } from './routes/admin';
@@ -20,6 +21,11 @@ import { apiKeysRouter } from './routes/api-keys';
 import { eventsRouter } from './routes/events';
 import { ordersRouter } from './routes/orders';
 import { revokedItemsRouter } from './routes/revoked-items';
+import { orderClaimsRouter } from './routes/order-claims';
+import { adminBlocklistRouter } from './routes/admin/blocklist';
+import { adminClaimsRouter } from './routes/admin/claims';
+import { adminHoldsRouter } from './routes/admin/holds';
+import { adminRefundsRouter } from './routes/admin/refunds';
 import { stockRouter } from './routes/stock';
 import { productImagesRouter } from './routes/product-images';
 import { registerStorefrontDocs, storefrontRouter } from './dashboard/storefront';
@@ -57,6 +63,7 @@ export function createApp() {
   app.use('*', requestId);
   app.use('*', jsonNewline);
   app.use('*', requestLog);
+  app.use('*', requestPlace);
   app.use('*', async (c, next) => {
     await next();
     // Only the public stock routes opt into caching; everything else is private to its caller.
@@ -92,6 +99,7 @@ export function createApp() {
     .route(`${API_PREFIX}/user`, userRouter)
     .route(`${API_PREFIX}/stock`, stockRouter)
     .route(`${API_PREFIX}/orders`, ordersRouter)
+    .route(`${API_PREFIX}/orders`, orderClaimsRouter)
     .route(`${API_PREFIX}/wallet`, walletRouter)
     .route(`${API_PREFIX}/admin`, adminRouter)
     .route(`${API_PREFIX}/admin`, adminConsoleRouter)
@@ -106,6 +114,10 @@ export function createApp() {
     .route(`${API_PREFIX}/webhook-endpoints`, webhookEndpointsRouter)
     .route(`${API_PREFIX}/auth`, authRouter)
     .route(`${API_PREFIX}/admin`, adminEmailsRouter)
+    .route(`${API_PREFIX}/admin`, adminClaimsRouter)
+    .route(`${API_PREFIX}/admin`, adminRefundsRouter)
+    .route(`${API_PREFIX}/admin`, adminHoldsRouter)
+    .route(`${API_PREFIX}/admin`, adminBlocklistRouter)
     .route(`${API_PREFIX}/test`, testModeRouter);
   app.route('/test/pay', testPayRouter);
   app.route('/pay', createCheckoutRouter((request, env, ctx) => app.fetch(request, env, ctx)));

@@ -199,6 +199,7 @@ describe('POST /admin/products', () => {
       updated_at: expect.stringMatching(ISO_UTC),
       description: null,
       image_url: null,
+      warranty_hours: 0,
     });
     const row = await env.DB.prepare('SELECT price_cents, active FROM products WHERE id = ?').bind(data.id).first();
     expect(row).toEqual({ price_cents: 1999, active: 1 });

@@ -17,6 +17,8 @@ interface Fixture {
   cancelled: number;
   pending: number;
   deposit: number;
+  /** The item that replaced a reported one (a claim resolved by a replacement). */
+  replacement: number;
 }
 
 interface Corruption {
@@ -112,10 +114,17 @@ const CORRUPTIONS: Corruption[] = [
     }),
   },
   {
-    check: 'a cancelled order is refunded exactly once, in full; no other order is refunded',
+    check: 'no order is refunded beyond its total; its refunds add up to its refunded_amount; a cancelled order is refunded in full',
     sql: ({ cancelled }) => ({
       corrupt: [`UPDATE wallet_transactions SET type = 'adjustment' WHERE type = 'refund' AND order_id = ${cancelled}`],
       repair: [`UPDATE wallet_transactions SET type = 'refund' WHERE type = 'adjustment' AND order_id = ${cancelled}`],
+    }),
+  },
+  {
+    check: "a replacement is in its claim's order, in the reported item's place; the reported item is revoked",
+    sql: ({ replacement }) => ({
+      corrupt: [`UPDATE stock_items SET slot = NULL WHERE id = ${replacement}`],
+      repair: [`UPDATE stock_items SET slot = (SELECT c.stock_item_id FROM claims c WHERE c.replacement_item_id = ${replacement}) WHERE id = ${replacement}`],
     }),
   },
   {
@@ -176,7 +185,16 @@ describe('auditLedger', () => {
     expect((await call(`/orders/${cancelled}/cancel`, { key: user.key, method: 'POST' })).status).toBe(200);
     const deposit = (await newDeposit(user, { amount: 5 })).deposit_id;
     expect((await call(`/admin/deposits/${deposit}/mark-paid`, { admin: true, method: 'POST' })).status).toBe(200);
-    fixture = { user, other, empty, product, otherProduct, cancelled, pending, deposit };
+    // A warranty claim replaced, and a partial refund by the operator.
+    const warrantied = await newProduct({ price: 1, stock: 2 });
+    expect((await call(`/admin/products/${warrantied.id}`, { method: 'PATCH', admin: true, body: { warranty_hours: 24 } })).status).toBe(200);
+    const bought = (await buy(user, warrantied.id, 1)).json.data.id;
+    const claim = await call(`/orders/${bought}/items/0/report`, { key: user.key, body: { reason: 'does not work' } });
+    expect(claim.status, claim.text).toBe(201);
+    expect((await call(`/admin/claims/${claim.json.data.id}/replace`, { admin: true, method: 'POST' })).status).toBe(200);
+    expect((await call(`/admin/orders/${pending}/refund`, { admin: true, body: { amount: 0.25, reason: 'goodwill' } })).status).toBe(200);
+    const replacement = (await env.DB.prepare('SELECT replacement_item_id AS id FROM claims WHERE id = ?').bind(claim.json.data.id).first<{ id: number }>())!.id;
+    fixture = { user, other, empty, product, otherProduct, cancelled, pending, deposit, replacement };
   });
 
   it('passes after real activity: purchases, a cancel with refund, a paid deposit', async () => {

@@ -38,10 +38,13 @@ async function expectRefused(user: TestUser, orderId: number, code: string, vars
 }
 
 /** Moves the user's refunds back in time, as if their cancels had happened `hours` ago. */
+/** Moves the user's cancellations back in time: the cap counts cancelled orders by when they were cancelled. */
 async function ageRefunds(user: TestUser, hours: number) {
-  await env.DB.prepare("UPDATE wallet_transactions SET created_at = ? WHERE user_id = ? AND type = 'refund'")
-    .bind(new Date(Date.now() - hours * HOUR).toISOString(), user.id)
-    .run();
+  const at = new Date(Date.now() - hours * HOUR).toISOString();
+  await env.DB.batch([
+    env.DB.prepare("UPDATE wallet_transactions SET created_at = ? WHERE user_id = ? AND type = 'refund'").bind(at, user.id),
+    env.DB.prepare("UPDATE orders SET updated_at = ? WHERE user_id = ? AND status = 'cancelled'").bind(at, user.id),
+  ]);
 }
 
 describe('final sale', () => {
@@ -214,6 +217,7 @@ describe('GET /admin/revoked-items', () => {
           sku: product.sku,
           item,
           revoked_at: revokedAt,
+          reason: 'cancelled',
         });
       }
     }

@@ -56,6 +56,11 @@ export const CONSOLE_PAGES: Array<[string, (f: Fixtures) => string]> = [
   ['Cancel order confirmation', (f) => `/dashboard/console/orders/${f.orderId}/cancel/confirm`],
   ['Delete item confirmation', (f) => `/dashboard/console/products/${f.productId}/items/${f.stockItemId}/delete/confirm`],
   ['an email', (f) => `/dashboard/console/emails/${f.emailId}`],
+  ['claims', () => '/dashboard/console/claims'],
+  ['blocklist', () => '/dashboard/console/blocklist'],
+  ['Refund confirmation', (f) => `/dashboard/console/orders/${f.orderId}/refund/confirm?amount=0.5&reason=x`],
+  ['Put on hold confirmation', (f) => `/dashboard/console/users/${f.buyer.id}/hold/confirm?reason=x`],
+  ['Lift hold confirmation', (f) => `/dashboard/console/users/${f.buyer.id}/hold/lift/confirm`],
 ];
 
 export const CONSOLE_POSTS: Array<[string, (f: Fixtures) => [string, Record<string, string>]]> = [
@@ -70,7 +75,11 @@ export const CONSOLE_POSTS: Array<[string, (f: Fixtures) => [string, Record<stri
   ['Create coupon', () => ['/dashboard/console/coupons', { code: unique('SNEAK').replace(/[^A-Za-z0-9-]/g, '').slice(-30), percent_off: '100', active: 'on', idempotency_key: crypto.randomUUID() }]],
   ['Save discount', (f) => [`/dashboard/console/users/${f.buyer.id}/discount`, { discount_percent: '90' }]],
   ['Check connection', () => ['/dashboard/console/payments/gateway_one/check', {}]],
+  ['Refund', (f) => [`/dashboard/console/orders/${f.orderId}/refund`, { amount: '0.5', reason: 'sneaky', idempotency_key: crypto.randomUUID() }]],
   ['Cancel order', (f) => [`/dashboard/console/orders/${f.orderId}/cancel`, { idempotency_key: crypto.randomUUID() }]],
   ['Delete item', (f) => [`/dashboard/console/products/${f.productId}/items/${f.stockItemId}/delete`, { idempotency_key: crypto.randomUUID() }]],
+  ['Put on hold', (f) => [`/dashboard/console/users/${f.buyer.id}/hold`, { reason: 'sneaky' }]],
+  ['Lift hold', (f) => [`/dashboard/console/users/${f.buyer.id}/hold/lift`, {}]],
+  ['Add blocklist rule', () => ['/dashboard/console/blocklist', { type: 'email', value: `${unique('sneaky')}@example.com` }]],
 ];
 

@@ -51,6 +51,11 @@ const STATE_RULES: Array<{ code?: string; field?: string; message?: RegExp }> = 
   { code: 'GATEWAY_REJECTED' },
   // An API key's expiry must be later than now: the document cannot say when now is.
   { field: 'expires_at', message: /must be in the future/ },
+  // After the sale: an order's warranty and items, what is left to refund, a rule already on the blocklist.
+  { code: 'WARRANTY_EXPIRED' },
+  { field: 'index', message: /must be below/ },
+  { field: 'amount', message: /left to refund|is cancelled|share/ },
+  { field: 'value', message: /already on the blocklist/ },
 ];
 
 const doc = (await (await SELF.fetch(`${BASE}/openapi.json`)).json()) as Doc;

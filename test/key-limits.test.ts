@@ -237,6 +237,7 @@ describe('the OpenAPI document says what each route needs', () => {
   const WRITES: Record<string, string> = {
     'post /api/v2/orders': 'orders',
     'post /api/v2/orders/{id}/cancel': 'orders',
+    'post /api/v2/orders/{id}/items/{index}/report': 'orders',
     'post /api/v2/wallet/deposit': 'deposits',
     'put /api/v2/user/profile': 'account',
     'post /api/v2/user/password': 'account',

@@ -507,3 +507,57 @@ describe('D1 round trips of narrowed API keys', () => {
     });
   }
 });
+
+describe('D1 round trips: after the sale', () => {
+  async function claimFixture() {
+    const user = await newUser({ balance: 50 });
+    const product = await newProduct({ price: 1, stock: 5 });
+    await call(`/admin/products/${product.id}`, { method: 'PATCH', admin: true, body: { warranty_hours: 24 } });
+    const order = (await buy(user, product.id, 2)).json.data;
+    const claim = (await call(`/orders/${order.id}/items/0/report`, { key: user.key, body: { reason: 'broken' } })).json.data;
+    return { user, product, order, claim };
+  }
+
+  const oneTrip = async (path: string, options: CallOptions, status: number) => {
+    const { status: got, trips } = await measure(path, options);
+    expect(got).toBe(status);
+    expect(trips.length, JSON.stringify(trips)).toBe(1);
+    expect(trips.filter((t) => t.toPrimary).length).toBe(options.method === undefined && options.body === undefined ? 0 : 1);
+  };
+
+  it('POST /orders/{id}/items/{index}/report: 1, and its refusal 1', async () => {
+    const { user, order } = await claimFixture();
+    await oneTrip(`/orders/${order.id}/items/1/report`, { key: user.key, body: { reason: 'also broken' } }, 201);
+    await oneTrip(`/orders/${order.id}/items/1/report`, { key: user.key, body: { reason: 'again' } }, 409);
+  });
+
+  it('the operator: claims list and resolutions, refunds, holds, blocklist: 1 each', async () => {
+    const { user, order, claim } = await claimFixture();
+    const trips = async (path: string, options: CallOptions) => (await measure(path, { admin: true, ...options })).trips.length;
+    expect(await trips('/admin/claims?status=open', {})).toBe(1);
+    expect(await trips(`/admin/claims/${claim.id}/replace`, { method: 'POST' })).toBe(1);
+    const second = (await call(`/orders/${order.id}/items/1/report`, { key: user.key, body: { reason: 'x' } })).json.data;
+    expect(await trips(`/admin/claims/${second.id}/refund`, { method: 'POST' })).toBe(1);
+    expect(await trips(`/admin/claims/${second.id}/reject`, { body: { note: 'no' } })).toBe(1);
+    expect(await trips(`/admin/orders/${order.id}/refund`, { body: { amount: 0.5, reason: 'sorry' } })).toBe(1);
+    expect(await trips(`/admin/users/${user.id}/hold`, { body: { reason: 'look' } })).toBe(1);
+    expect(await trips(`/admin/users/${user.id}/hold`, { method: 'DELETE' })).toBe(1);
+    expect(await trips('/admin/blocklist', {})).toBe(1);
+    const rule = await call('/admin/blocklist', { admin: true, body: { type: 'email', value: `rt-${user.id}@example.com` } });
+    expect(await trips(`/admin/blocklist/${rule.json.data.id}`, { method: 'DELETE' })).toBe(1);
+  });
+
+  it('a purchase and a deposit refused by a hold or the blocklist: 1 (the rule\'s hits after the response)', async () => {
+    const { user, product } = await claimFixture();
+    await call(`/admin/users/${user.id}/hold`, { admin: true, body: { reason: 'look' } });
+    await oneTrip('/orders', { key: user.key, body: { product_id: product.id, quantity: 1 } }, 403);
+    await oneTrip('/wallet/deposit', { key: user.key, body: { amount: 10, gateway: 'gateway_one' } }, 403);
+    await call(`/admin/users/${user.id}/hold`, { method: 'DELETE', admin: true });
+    const rule = await call('/admin/blocklist', { admin: true, body: { type: 'email', value: user.email } });
+    const blocked = await measure('/orders', { key: user.key, body: { product_id: product.id, quantity: 1 } });
+    expect(blocked.status).toBe(403);
+    expect(blocked.trips.length).toBe(1);
+    expect(blocked.after.filter((t) => t.writes).length).toBeGreaterThanOrEqual(1);
+    await call(`/admin/blocklist/${rule.json.data.id}`, { method: 'DELETE', admin: true });
+  });
+});

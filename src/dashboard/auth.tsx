@@ -145,7 +145,7 @@ export const authPages = new Hono<AppEnv>()
         await enforceRateLimit(c.env.SIGN_UP_IP_RATE_LIMITER, `ip:${clientIp(c)}`);
         const { name, email, password } = parseForm(SignUpBody, fields);
         const session = await newSessionToken();
-        await signUp(c.var.db, { name, email, password }, session, mailFor(c));
+        await signUp(c.var.db, { name, email, password }, session, mailFor(c), c.var.place);
         setSessionCookie(c, session.token);
         return c.redirect(SIGNED_IN_HOME, 303);
       },

@@ -26,6 +26,14 @@ const DONE = {
   item_not_deleted: 'Nothing was deleted: that item was sold or deleted meanwhile.',
   password_reset: 'Your new password is set and your other sessions were signed out: sign in with it.',
   profile_saved: 'Profile saved.',
+  claim_replaced: 'Item replaced: the buyer sees the new item in the order and was emailed.',
+  claim_refunded: "Item refunded: its share of the order is credited to the buyer's wallet, once.",
+  claim_rejected: 'Claim rejected: the buyer was emailed your note.',
+  order_refunded: "Refund made: the amount is credited to the buyer's wallet, once, and the order shows it.",
+  account_held: 'Account on hold: its deposits and purchases are refused until you lift the hold.',
+  hold_lifted: 'Hold lifted: the account may deposit and buy again.',
+  rule_added: 'Rule added: matching sign-ups, deposits and purchases are refused.',
+  rule_removed: 'Rule removed.',
   password_changed: 'Password changed; your sessions on other devices were signed out.',
 } as const;
 

@@ -51,6 +51,8 @@ const ERROR_TITLES = {
   401: 'Not signed in',
   403: 'Request refused',
   404: 'Page not found',
+  // Already done by someone else (a claim resolved, an item reported): nothing changed.
+  409: 'Already done',
   422: 'Invalid request',
   429: 'Too many requests',
   500: 'Something went wrong',

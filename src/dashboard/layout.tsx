@@ -24,10 +24,12 @@ const CONSOLE_SECTIONS = [
   ['/dashboard/console/products', 'Products'],
   ['/dashboard/console/coupons', 'Coupons'],
   ['/dashboard/console/orders', 'Orders'],
+  ['/dashboard/console/claims', 'Claims'],
   ['/dashboard/console/users', 'Users'],
   ['/dashboard/console/deposits', 'Deposits'],
   ['/dashboard/console/payments', 'Payments'],
   ['/dashboard/console/revoked-items', 'Revoked items'],
+  ['/dashboard/console/blocklist', 'Blocklist'],
   ['/dashboard/console/audit', 'Audit log'],
   ['/dashboard/console/emails', 'Emails'],
 ] as const;
@@ -45,9 +47,11 @@ export interface LayoutProps {
   children?: Child;
   /** `?done=` of the URL: the notice after a form (src/dashboard/done-notices.tsx). */
   done?: string;
+  /** Warranty claims waiting for the operator, from the session's proof: shown by "Claims" in the console's nav. */
+  openClaims?: number;
 }
 
-function Layout({ title, section, operator = false, signedIn = section !== undefined, children, done }: LayoutProps) {
+function Layout({ title, section, operator = false, signedIn = section !== undefined, children, done, openClaims }: LayoutProps) {
   const inConsole = CONSOLE_SECTIONS.some(([href]) => href === section);
   const sections = inConsole ? CONSOLE_SECTIONS : operator ? [...SECTIONS, CONSOLE_SECTIONS[0]] : SECTIONS;
   return (
@@ -79,6 +83,7 @@ function Layout({ title, section, operator = false, signedIn = section !== undef
                   <li>
                     <a href={href} aria-current={href === section ? 'page' : undefined}>
                       {label}
+                      {href === '/dashboard/console/claims' && openClaims ? <span class="count" aria-label={`${openClaims} open`}>{` ${openClaims}`}</span> : null}
                     </a>
                   </li>
                 ))}
@@ -107,5 +112,6 @@ function Layout({ title, section, operator = false, signedIn = section !== undef
 export async function page(c: Context, props: LayoutProps, status: ContentfulStatusCode = 200) {
   const operator = c.get('caller')?.proved?.role === 'operator';
   const done = status === 200 ? c.req.query('done') : undefined;
-  return c.html(`<!doctype html>${await (<Layout operator={operator} done={done} {...props} />).toString()}`, status);
+  const openClaims = c.get('caller')?.proved?.openClaims ?? undefined;
+  return c.html(`<!doctype html>${await (<Layout operator={operator} done={done} openClaims={openClaims} {...props} />).toString()}`, status);
 }

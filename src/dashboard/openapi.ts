@@ -52,8 +52,10 @@ const fileParam = z.enum(['orders.csv', 'deposits.csv', 'transactions.csv']).ope
 const slotParam = z.enum(['gateway_one', 'gateway_two', 'gateway_three']).openapi({ param: { name: 'slot', in: 'path' } });
 /** An email's id (`eml_` and 24 base62 characters; an operator alert's adds `_<kind>_<operator id>`). */
 const emailIdParam = z.string().openapi({ param: { name: 'email_id', in: 'path' }, pattern: '^eml_[A-Za-z0-9]{24}(_[a-z_]{1,40}_[0-9]{1,15})?$' });
-const pathParam = (name: string) =>
-  name === 'token' ? tokenParam : name === 'file' ? fileParam : name === 'slot' ? slotParam : name === 'email_id' ? emailIdParam : pathId(name);
+/** An item's 0-based index in its order. */
+const indexParam = z.string().openapi({ param: { name: 'index', in: 'path' }, type: 'integer', minimum: 0, maximum: 9999 });
+const PATH_PARAMS: Record<string, z.ZodType> = { token: tokenParam, file: fileParam, slot: slotParam, email_id: emailIdParam, index: indexParam };
+const pathParam = (name: string) => PATH_PARAMS[name] ?? pathId(name);
 const params = (names: string[]) => (names.length === 0 ? {} : { params: z.object(Object.fromEntries(names.map((name) => [name, pathParam(name)]))) });
 const pageNumber = z.string().optional().openapi({ type: 'integer', minimum: 1 });
 const pageQuery = { query: z.object({ page: pageNumber }) };
@@ -121,7 +123,8 @@ const PAGES: Entry[] = [
     statuses: [200, 303, 404],
     query: z.object({
       notice: z.string().optional().openapi({
-        description: 'After Buy (`charged`) or Cancel (`refunded`): a one-line notice, worded from the order as stored; any other value shows none',
+        description:
+          'After Buy (`charged`), Cancel (`refunded`) or Report a problem (`reported`, shown while a claim of the order is open): a one-line notice, worded from the order as stored; any other value shows none',
       }),
     }),
   },
@@ -133,6 +136,13 @@ const PAGES: Entry[] = [
     ok: { 'text/plain': { schema: { type: 'string' } } },
   },
   { method: 'post', path: '/dashboard/orders/{id}/cancel', summary: 'Cancel a pending order', statuses: [303, 400, 403, 404, 422], fields: ['idempotency_key'] },
+  {
+    method: 'post',
+    path: '/dashboard/orders/{id}/items/{index}/report',
+    summary: 'Report a problem with a delivered item within its warranty, then 303 to the order; a refusal (past the warranty, already reported) is the order page with it',
+    statuses: [303, 403, 404, 409, 422],
+    fields: ['reason'],
+  },
   {
     method: 'get',
     path: '/dashboard/shop',
@@ -196,7 +206,7 @@ const PAGES: Entry[] = [
     path: '/dashboard/console/products',
     summary: 'Create a product, then 303 to its page',
     statuses: [303, 403, 404, 422],
-    fields: ['name', 'sku', 'category', 'price', 'allowed_quantities', 'volume_prices', 'active', 'final_sale', 'description', 'idempotency_key'],
+    fields: ['name', 'sku', 'category', 'price', 'allowed_quantities', 'volume_prices', 'active', 'final_sale', 'warranty_hours', 'description', 'idempotency_key'],
   },
   { method: 'get', path: '/dashboard/console/products/{id}', summary: 'A product: edit form and stock upload', statuses: [200, 303, 404] },
   {
@@ -204,7 +214,7 @@ const PAGES: Entry[] = [
     path: '/dashboard/console/products/{id}',
     summary: 'Save a product',
     statuses: [303, 403, 404, 422],
-    fields: ['name', 'sku', 'category', 'price', 'allowed_quantities', 'volume_prices', 'active', 'final_sale', 'description'],
+    fields: ['name', 'sku', 'category', 'price', 'allowed_quantities', 'volume_prices', 'active', 'final_sale', 'warranty_hours', 'description'],
   },
   {
     method: 'post',
@@ -324,6 +334,49 @@ const PAGES: Entry[] = [
     statuses: [303, 403, 404, 422, 503],
   },
   { method: 'get', path: '/dashboard/console/revoked-items', summary: 'Items of cancelled orders', statuses: [200, 303, 404, 422], paged: true },
+  {
+    method: 'get',
+    path: '/dashboard/console/claims',
+    summary: 'Warranty claims of one status (default open), each open one with Replace, Refund item and Reject',
+    statuses: [200, 303, 404, 422],
+    query: z.object({ status: z.enum(['open', 'replaced', 'refunded', 'rejected']).optional(), page: pageNumber }),
+  },
+  ...(['replace', 'refund', 'reject'] as const).map(
+    (action): Entry => ({
+      method: 'post',
+      path: `/dashboard/console/claims/{id}/${action}`,
+      summary: `Resolve a claim (${action}, as POST /admin/claims/{id}/${action}), then 303 to the claims with a notice; a refusal is the claims page with it`,
+      statuses: [303, 400, 403, 404, 409, 422],
+      ...(action === 'reject' ? { fields: ['note'] } : {}),
+    }),
+  ),
+  { method: 'get', path: '/dashboard/console/blocklist', summary: 'Blocklist rules with their hits, and the form to add one', statuses: [200, 303, 404, 422], paged: true },
+  { method: 'post', path: '/dashboard/console/blocklist', summary: 'Add a blocklist rule, then 303 to the list with a notice', statuses: [303, 403, 404, 422], fields: ['type', 'value', 'note'] },
+  { method: 'post', path: '/dashboard/console/blocklist/{id}/remove', summary: 'Remove a blocklist rule, then 303 to the list', statuses: [303, 403, 404] },
+  {
+    method: 'get',
+    path: '/dashboard/console/orders/{id}/refund/confirm',
+    summary: 'Confirm a refund of part or all of the order (changes nothing); invalid fields: the order page with them',
+    statuses: [200, 303, 404, 422],
+    query: z.object({ amount: z.string().optional(), reason: z.string().optional() }),
+  },
+  {
+    method: 'post',
+    path: '/dashboard/console/orders/{id}/refund',
+    summary: 'Refund part or all of an order (as POST /admin/orders/{id}/refund), once per idempotency_key, then 303 to the order with a notice',
+    statuses: [303, 403, 404, 422],
+    fields: ['amount', 'reason', 'idempotency_key'],
+  },
+  {
+    method: 'get',
+    path: '/dashboard/console/users/{id}/hold/confirm',
+    summary: 'Confirm putting the account on hold (changes nothing)',
+    statuses: [200, 303, 404],
+    query: z.object({ reason: z.string().optional() }),
+  },
+  { method: 'post', path: '/dashboard/console/users/{id}/hold', summary: 'Put the account on hold, then 303 to the user with a notice', statuses: [303, 403, 404, 422], fields: ['reason'] },
+  { method: 'get', path: '/dashboard/console/users/{id}/hold/lift/confirm', summary: 'Confirm lifting the hold (changes nothing)', statuses: [200, 303, 404] },
+  { method: 'post', path: '/dashboard/console/users/{id}/hold/lift', summary: 'Lift the hold, then 303 to the user with a notice', statuses: [303, 403, 404] },
   { method: 'get', path: '/dashboard/console/audit', summary: 'The audit log; `from`/`to`: UTC days', statuses: [200, 303, 404, 422], query: z.object({ page: pageNumber, ...dayRange }) },
   {
     method: 'get',

@@ -22,6 +22,9 @@ export const users = sqliteTable(
     emailVerified: integer('email_verified').notNull().default(1),
     /** A reseller's discount on every unit price, 0..90. */
     discountPercent: integer('discount_percent').notNull().default(0),
+    /** Set while the account is on hold (a reversed payment, or the operator): no deposits, no purchases. */
+    heldAt: text('held_at'),
+    holdReason: text('hold_reason'),
   },
   (t) => [uniqueIndex('users_email_unique').on(t.email)],
 );
@@ -76,6 +79,8 @@ export const products = sqliteTable(
     image: text('image'),
     /** JSON [{ min_quantity, price_cents }] (src/services/pricing.ts), or null. */
     volumePrices: text('volume_prices'),
+    /** Hours after a purchase within which a buyer may report a delivered item; 0 = no warranty. */
+    warrantyHours: integer('warranty_hours').notNull().default(0),
   },
   (t) => [
     uniqueIndex('products_sku_unique').on(t.sku),
@@ -107,6 +112,8 @@ export const orders = sqliteTable(
     coupon: text('coupon'),
     /** The API key that placed the order (NULL from the dashboard): its daily spend limit sums these. */
     apiKeyId: integer('api_key_id').references(() => apiKeys.id),
+    /** What was refunded so far (operator and claim refunds, a cancellation's rest); at most total_amount_cents. */
+    refundedAmountCents: integer('refunded_amount_cents').notNull().default(0),
   },
   (t) => [
     uniqueIndex('orders_order_number_unique').on(t.orderNumber),
@@ -114,6 +121,7 @@ export const orders = sqliteTable(
     index('orders_user_created').on(t.userId, t.createdAt, t.id),
     index('orders_status_created').on(t.status, t.createdAt),
     index('orders_created').on(t.createdAt, t.id),
+    index('orders_user_cancelled').on(t.userId, t.updatedAt).where(sql`status = 'cancelled'`),
   ],
 );
 
@@ -127,6 +135,10 @@ export const stockItems = sqliteTable(
     orderId: integer('order_id').references(() => orders.id),
     createdAt: text('created_at').notNull(),
     revokedAt: text('revoked_at'),
+    /** The item that took this one's place in its order (a claim's replacement); this one is then revoked. */
+    replacedBy: integer('replaced_by'),
+    /** A replacement's place in its order: the id of the slot's first item (null: its own id). */
+    slot: integer('slot'),
   },
   (t) => [
     uniqueIndex('stock_items_product_content_unique').on(t.productId, t.content),
@@ -190,7 +202,6 @@ export const walletTransactions = sqliteTable(
     index('wallet_transactions_user_created').on(t.userId, t.createdAt, t.id),
     index('wallet_transactions_type_created').on(t.type, t.createdAt),
     uniqueIndex('wallet_transactions_one_purchase').on(t.orderId).where(sql`type = 'purchase'`),
-    uniqueIndex('wallet_transactions_one_refund').on(t.orderId).where(sql`type = 'refund'`),
     uniqueIndex('wallet_transactions_one_deposit').on(t.depositId).where(sql`type = 'deposit'`),
     index('wallet_transactions_user_refunds').on(t.userId, t.createdAt).where(sql`type = 'refund'`),
   ],
@@ -280,6 +291,9 @@ export const EVENT_TYPES = [
   'deposit.failed',
   'deposit.expired',
   'balance.adjusted',
+  'order.item_replaced',
+  'order.item_refunded',
+  'order.claim_rejected',
   // Catalogue events: shop-wide, only for endpoints subscribed to them by name (src/services/catalogue-events.ts).
   'product.restocked',
   'product.price_changed',
@@ -378,6 +392,14 @@ export const AUDIT_ACTIONS = [
   'deposit.refreshed',
   'order.cancelled',
   'stock.item_deleted',
+  'claim.replaced',
+  'claim.refunded',
+  'claim.rejected',
+  'order.refunded',
+  'user.held',
+  'user.released',
+  'blocklist.added',
+  'blocklist.removed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 export const auditActions = sqliteTable('audit_actions', { action: text('action').primaryKey() });
@@ -431,6 +453,7 @@ export const EMAIL_TEMPLATES = [
   'password_changed',
   'email_verification',
   'operator_alert',
+  'claim_resolved',
 ] as const;
 export type EmailTemplate = (typeof EMAIL_TEMPLATES)[number];
 export const emailTemplates = sqliteTable('email_templates', { template: text('template').primaryKey() });
@@ -558,3 +581,61 @@ export const couponRedemptions = sqliteTable(
 );
 
 export type CouponRow = typeof coupons.$inferSelect;
+
+/** A buyer's report of a delivered item within its product's warranty, and how the operator resolved it. */
+export const claims = sqliteTable(
+  'claims',
+  {
+    id: integer('id').primaryKey(),
+    /** Generated before the report's batch: its reads (and a settle after a fault) find the claim by it. */
+    reference: text('reference').notNull(),
+    orderId: integer('order_id').notNull().references(() => orders.id),
+    userId: integer('user_id').notNull().references(() => users.id),
+    itemIndex: integer('item_index').notNull(),
+    stockItemId: integer('stock_item_id').notNull().references(() => stockItems.id),
+    reason: text('reason').notNull(),
+    status: text('status', { enum: ['open', 'replaced', 'refunded', 'rejected'] }).notNull().default('open'),
+    /** The operator's note of a rejection, or the line of what was done. */
+    resolution: text('resolution'),
+    replacementItemId: integer('replacement_item_id').references(() => stockItems.id),
+    refundCents: integer('refund_cents'),
+    /** Generated before a resolution's batch: says that this very request resolved the claim. */
+    resolutionKey: text('resolution_key'),
+    createdAt: text('created_at').notNull(),
+    resolvedAt: text('resolved_at'),
+  },
+  (t) => [
+    uniqueIndex('claims_reference_unique').on(t.reference),
+    uniqueIndex('claims_one_per_item').on(t.stockItemId),
+    uniqueIndex('claims_resolution_key_unique').on(t.resolutionKey).where(sql`resolution_key IS NOT NULL`),
+    uniqueIndex('claims_one_replacement').on(t.replacementItemId).where(sql`replacement_item_id IS NOT NULL`),
+    index('claims_order').on(t.orderId, t.itemIndex),
+    index('claims_status_created').on(t.status, t.createdAt, t.id),
+  ],
+);
+export type ClaimRow = typeof claims.$inferSelect;
+
+export const BLOCK_TYPES = ['email', 'email_domain', 'ip', 'country', 'asn'] as const;
+export type BlockType = (typeof BLOCK_TYPES)[number];
+
+/** The shop's blocklist: a sign-up, deposit or purchase matching a rule is refused (src/services/accounts/blocklist.ts). */
+export const blocklist = sqliteTable(
+  'blocklist',
+  {
+    id: integer('id').primaryKey(),
+    type: text('type', { enum: BLOCK_TYPES }).notNull(),
+    value: text('value').notNull(),
+    /** An ip rule's first and last address, 32 hex digits each (src/lib/ip.ts). */
+    rangeStart: text('range_start'),
+    rangeEnd: text('range_end'),
+    note: text('note'),
+    hits: integer('hits').notNull().default(0),
+    lastHitAt: text('last_hit_at'),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('blocklist_type_value').on(t.type, t.value),
+    index('blocklist_ip_ranges').on(t.rangeStart, t.rangeEnd).where(sql`type = 'ip'`),
+  ],
+);
+export type BlockRuleRow = typeof blocklist.$inferSelect;

@@ -31,6 +31,7 @@ export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
   const keyHash = await sha256Hex(presented);
   await enforceRateLimit(c.env.API_KEY_RATE_LIMITER, `key:${keyHash}`);
   const caller = apiKeyCaller(keyHash, c.req.header('CF-Connecting-IP'));
+  caller.place = c.var.place;
   c.set('caller', caller);
   await next();
   // A request refused before its batch ran (invalid fields, unknown route...) has not proved its key: a bad key must

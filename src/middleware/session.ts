@@ -91,6 +91,7 @@ export const requireSession = createMiddleware<AppEnv>(async (c, next) => {
   if (!token || !SESSION_TOKEN_SHAPE.test(token)) return signInAgain(c);
   const tokenHash = await sha256Hex(token);
   const caller = sessionCaller(tokenHash);
+  caller.place = c.var.place;
   c.set('caller', caller);
   await next();
   // Refused before any batch ran (a malformed id, an invalid form): without a live session that is a sign-in too.

@@ -35,6 +35,8 @@ const OperatorUserSchema = z
     balance: z.number(),
     created_at: timestamp,
     discount_percent: discountPercent,
+    on_hold: z.boolean().openapi({ description: 'true: deposits and purchases are refused (403 ACCOUNT_ON_HOLD) until the hold is lifted' }),
+    hold_reason: z.string().nullable(),
   })
   .openapi('OperatorUser');
 
@@ -49,6 +51,8 @@ const presentUser = (u: OperatorUser) => ({
   balance: centsToAmount(u.balanceCents),
   created_at: u.createdAt,
   discount_percent: u.discountPercent,
+  on_hold: (u.heldAt ?? null) !== null,
+  hold_reason: u.holdReason ?? null,
 });
 
 const presentUserDetail = (u: OperatorUserDetail) => ({ ...presentUser(u), orders_count: u.ordersCount, total_spent: centsToAmount(u.totalSpentCents) });

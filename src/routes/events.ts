@@ -4,6 +4,7 @@ import { envelope, ok } from '../lib/envelope';
 import { createRouter, errorResponses, jsonResponse, needsScope } from './openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
 import { EVENT_ID_SHAPE, getEvent, listEvents } from '../services/events';
+import { Claim, presentClaim } from './claim-representation';
 import { ProductEventObject, Deposit, Order, presentProductEventObject, presentDeposit, presentOrder, presentTransaction, Transaction } from './representations';
 
 const timestamp = z.string().openapi({ format: 'date-time' });
@@ -15,9 +16,9 @@ export const Event = z
     livemode: z.boolean().openapi({ description: 'false for an event of test mode (a sk_test_ key\'s sandbox)' }),
     created_at: timestamp,
     data: z.object({
-      object: z.union([Order, Deposit, Transaction, ProductEventObject]).openapi({
+      object: z.union([Order, Deposit, Transaction, ProductEventObject, Claim]).openapi({
         description:
-          'The order (order.*), deposit (deposit.*) or wallet transaction (balance.adjusted) as the API renders it elsewhere, right after the change; for product.* the public stock entry (with previous_price on product.price_changed)',
+          'The claim (order.item_replaced, order.item_refunded, order.claim_rejected), the order (other order.*), deposit (deposit.*) or wallet transaction (balance.adjusted) as the API renders it elsewhere, right after the change; for product.* the public stock entry (with previous_price on product.price_changed)',
       }),
     }),
   })
@@ -46,6 +47,9 @@ const presenters: Record<EventType, (row: never) => z.infer<typeof Event>['data'
   'deposit.failed': presentDeposit,
   'deposit.expired': presentDeposit,
   'balance.adjusted': presentTransaction,
+  'order.item_replaced': presentClaim,
+  'order.item_refunded': presentClaim,
+  'order.claim_rejected': presentClaim,
   'product.restocked': presentProductEventObject,
   'product.price_changed': presentProductEventObject,
   'product.unavailable': presentProductEventObject,

@@ -45,9 +45,9 @@ export const idLinks = (pointer: string, targets: Record<string, string>) =>
 const ERROR_DESCRIPTIONS = {
   400: 'Business rule rejected the request (see `code`)',
   401: 'Missing, invalid or revoked credentials (`UNAUTHORIZED`)',
-  403: "A form post from another origin (`FORBIDDEN`); an API key lacking the route's scope or making a wider key (`INSUFFICIENT_SCOPE`), used from outside its allowed IPs (`IP_NOT_ALLOWED`), or past its daily spend limit (`SPEND_LIMIT_REACHED`); a deposit or purchase before the email is verified (`EMAIL_NOT_VERIFIED`, with EMAIL_VERIFICATION=required)",
+  403: "A form post from another origin (`FORBIDDEN`); an API key lacking the route's scope or making a wider key (`INSUFFICIENT_SCOPE`), used from outside its allowed IPs (`IP_NOT_ALLOWED`), or past its daily spend limit (`SPEND_LIMIT_REACHED`); a deposit or purchase before the email is verified (`EMAIL_NOT_VERIFIED`, with EMAIL_VERIFICATION=required); a sign-up, deposit or purchase matching the shop's blocklist (`BLOCKED`); a deposit or purchase by an account on hold (`ACCOUNT_ON_HOLD`)",
   404: 'Unknown resource (`NOT_FOUND`)',
-  409: 'The purchase\'s total now differs from `expected_total` (`PRICE_CHANGED`, `errors: { expected_total, total }`); nothing was charged',
+  409: 'The purchase\'s total now differs from `expected_total` (`PRICE_CHANGED`, `errors: { expected_total, total }`); nothing was charged. An item already reported (`ALREADY_REPORTED`); a claim already resolved (`CLAIM_RESOLVED`)',
   413: 'Body too large (`PAYLOAD_TOO_LARGE`)',
   422: 'Invalid fields (`VALIDATION_FAILED`); creating a deposit, also a payment provider that refused the invoice (`GATEWAY_REJECTED`)',
   429: 'Rate limit exceeded (`RATE_LIMITED`)',

@@ -12,6 +12,7 @@ import { paged, pagedEnvelope, PaginationQuery } from '../lib/pagination';
 import { cancelOrder, getOrder, listOrders, orderExportFile, purchase, purchaseReplay, type OrderWithItems as PlacedOrder } from '../services/orders';
 import { purchaseRequest, PurchaseBody, QuoteQuery } from '../schemas/orders';
 import { quotePurchase } from '../services/quotes';
+import { Claim, presentClaim } from './claim-representation';
 import { Order, OrderWithItems, presentOrder, presentOrderWithItems, presentQuote, Quote } from './representations';
 
 const ExportQuery = z.object({
@@ -19,6 +20,12 @@ const ExportQuery = z.object({
 });
 
 const tags = ['Orders'];
+
+// Built from the shape (not by extending the named schema), so the document states the object's fields whole.
+const OrderDetail = z.object({
+  ...OrderWithItems.shape,
+  claims: z.array(Claim).openapi({ description: "the order's warranty claims, oldest first (`POST /orders/{id}/items/{index}/report`)" }),
+}).openapi('OrderDetail');
 
 export const ordersRouter = createRouter()
   .openapi(
@@ -109,12 +116,15 @@ export const ordersRouter = createRouter()
       path: '/{id}',
       operationId: 'getOrder',
       tags,
-      summary: 'Get an order with its items',
+      summary: 'Get an order with its items and its warranty claims',
       ...needsScope('read'),
       request: { params: IdParams },
-      responses: { 200: jsonResponse(envelope(OrderWithItems), 'The order'), ...errorResponses(401, 404, 422, 429) },
+      responses: { 200: jsonResponse(envelope(OrderDetail), 'The order'), ...errorResponses(401, 404, 422, 429) },
     }),
-    async (c) => c.json(ok(presentOrderWithItems(await getOrder(c.var.db, c.var.caller, c.req.valid('param').id))), 200),
+    async (c) => {
+      const found = await getOrder(c.var.db, c.var.caller, c.req.valid('param').id);
+      return c.json(ok({ ...presentOrderWithItems(found), claims: (found.claims ?? []).map(presentClaim) }), 200);
+    },
   )
   .openapi(
     createRoute({
@@ -141,19 +151,25 @@ export const ordersRouter = createRouter()
     }),
     async (c) => {
       const { id } = c.req.valid('param');
-      const cancelled = (order: OrderRow) => ({
+      // What this cancel refunded: the rest of the order (an order partly refunded before gets only the rest back).
+      const cancelled = (order: OrderRow, refundedCents: number) => ({
         status: 200 as const,
-        body: ok({ refunded_amount: centsToAmount(order.totalAmountCents), order: presentOrder(order) }, 'Order cancelled and refunded.'),
+        body: ok({ refunded_amount: centsToAmount(refundedCents), order: presentOrder(order) }, 'Order cancelled and refunded.'),
       });
       return idempotent(
         c,
         { order_id: id },
         async (claim) => {
-          const { order } = await cancelOrder(c.var.db, c.var.caller, id, readConfig(c.env), claim, publishAfterResponse(c));
+          const { order, refundedCents } = await cancelOrder(c.var.db, c.var.caller, id, readConfig(c.env), claim, publishAfterResponse(c));
           await purgeSoldProducts(c, [order.productId]);
-          return cancelled(order);
+          return cancelled(order, refundedCents);
         },
-        { render: (snapshot) => cancelled(snapshot as OrderRow) },
+        {
+          render: (snapshot) => {
+            const order = snapshot as OrderRow & { cancelRefundCents?: number };
+            return cancelled(order, order.cancelRefundCents ?? order.totalAmountCents);
+          },
+        },
       );
     },
   )

@@ -26,6 +26,7 @@ export const Order = z
     list_unit_price: money(4.99).openapi({ description: "the product's price at the purchase" }),
     discount_amount: money(0).openapi({ description: 'all that was taken off the list price: volume, discount and coupon' }),
     coupon: z.string().nullable().openapi({ description: 'the coupon code used, or null', example: null }),
+    refunded_amount: money(0).openapi({ description: 'what was refunded of `total_amount` so far (operator and claim refunds, a cancellation); 0 when none' }),
     status: z.enum(['pending', 'completed', 'cancelled']),
     cancellable: z.boolean().openapi({
       description: "the product's `cancellable` when the order was placed: false means final sale, and the order can never be cancelled",
@@ -51,6 +52,7 @@ export const presentOrder = (o: OrderRow) => ({
   list_unit_price: centsToAmount(o.listUnitPriceCents ?? o.unitPriceCents),
   discount_amount: centsToAmount(o.discountAmountCents ?? 0),
   coupon: o.coupon ?? null,
+  refunded_amount: centsToAmount(o.refundedAmountCents ?? (o.status === 'cancelled' ? o.totalAmountCents : 0)),
   status: o.status,
   cancellable: o.cancellable === 1,
   created_at: o.createdAt,
@@ -246,6 +248,7 @@ export const Product = z
     updated_at: z.string(),
     description: description.nullable(),
     image_url: imageUrlField,
+    warranty_hours: z.number().int().openapi({ description: 'replacement warranty in hours after a purchase (0: none)' }),
   })
   .openapi('Product');
 
@@ -264,4 +267,5 @@ export const presentProduct = (p: ProductRow, origin: string) => ({
   updated_at: p.updatedAt,
   description: p.description,
   image_url: imageUrl(origin, p.image),
+  warranty_hours: p.warrantyHours ?? 0,
 });

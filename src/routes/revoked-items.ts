@@ -22,6 +22,7 @@ const RevokedItem = z
     sku: z.string().openapi({ description: "the product's current sku" }),
     item: z.string().openapi({ description: 'the stock item as delivered', example: 'CODE-AAAA-1111' }),
     revoked_at: z.string().openapi({ format: 'date-time', example: '2026-11-21T12:00:00.000Z' }),
+    reason: z.enum(['cancelled', 'replaced']).openapi({ description: 'cancelled: its order was cancelled; replaced: a warranty claim replaced it with another item' }),
   })
   .openapi('RevokedItem');
 
@@ -31,7 +32,7 @@ export const revokedItemsRouter = createRouter().openapi(
     path: '/revoked-items',
     operationId: 'listRevokedItems',
     tags: ['Admin'],
-    summary: 'Items of cancelled orders, newest revocation first, to deactivate at the vendor',
+    summary: 'Items of cancelled orders and replaced items, newest revocation first, to deactivate at the vendor',
     description:
       'A cancelled order was refunded but its items had already been delivered: each is listed here (revoked, never ' +
       'resold) so the operator can deactivate it at the vendor. Poll with `since` set to the newest `revoked_at` seen.',
@@ -50,6 +51,7 @@ export const revokedItemsRouter = createRouter().openapi(
       sku: r.sku,
       item: r.item,
       revoked_at: r.revokedAt,
+      reason: r.reason,
     }));
     return c.json(paged(data, page, total), 200);
   },

@@ -62,6 +62,12 @@ export const ProductBody = z.object({
     description: 'default true; false makes the product final sale: its orders (from now on) can never be cancelled',
   }),
   description: productDescription.nullable().optional(),
+  warranty_hours: z
+    .int('warranty_hours must be an integer')
+    .min(0, 'warranty_hours must be between 0 and 8760')
+    .max(8760, 'warranty_hours must be between 0 and 8760')
+    .optional()
+    .openapi({ description: 'replacement warranty: hours after a purchase within which the buyer may report an item (default 0: none)' }),
 });
 
 /** A product body (whole or partial) as the service's input (cents, camelCase). */
@@ -75,6 +81,7 @@ export const productInput = (body: Partial<z.output<typeof ProductBody>>) => ({
   active: body.active,
   cancellable: body.cancellable,
   description: body.description,
+  warrantyHours: body.warranty_hours,
 });
 
 /**

@@ -47,17 +47,19 @@ export const AUDIT_CHECKS: AuditCheck[] = [
           WHERE p.stock_count <> (SELECT count(*) FROM stock_items s WHERE s.product_id = p.id AND s.status = 'available')`,
   },
   {
+    // Replaced items (a warranty claim's) stay tied to their order, revoked, beside the item that took their place.
     name: 'every order holds exactly its quantity of items, of its product',
     key: { column: 'order_id', table: 'orders' },
     sql: `SELECT o.id AS order_id, o.quantity, count(s.id) AS items, sum(s.product_id <> o.product_id) AS foreign_items
-          FROM orders o LEFT JOIN stock_items s ON s.order_id = o.id
+          FROM orders o LEFT JOIN stock_items s ON s.order_id = o.id AND s.replaced_by IS NULL
           GROUP BY o.id HAVING count(s.id) <> o.quantity OR sum(s.product_id <> o.product_id) > 0`,
   },
   {
     name: 'items of cancelled orders are revoked, of other orders sold',
     key: { column: 'item_id', table: 'stock_items' },
     sql: `SELECT s.id AS item_id, s.status, o.status AS order_status FROM stock_items s JOIN orders o ON o.id = s.order_id
-          WHERE (o.status = 'cancelled') <> (s.status = 'revoked') OR s.status = 'available'`,
+          WHERE (s.replaced_by IS NULL AND (o.status = 'cancelled') <> (s.status = 'revoked'))
+             OR (s.replaced_by IS NOT NULL AND s.status <> 'revoked') OR s.status = 'available'`,
   },
   {
     name: 'revoked items, and only they, carry revoked_at',
@@ -81,13 +83,24 @@ export const AUDIT_CHECKS: AuditCheck[] = [
           GROUP BY o.id HAVING count(t.id) <> 1 OR sum(t.amount_cents) <> -o.total_amount_cents`,
   },
   {
-    name: 'a cancelled order is refunded exactly once, in full; no other order is refunded',
+    // Operator and claim refunds are further refund rows of the order; a cancellation refunds the rest.
+    name: 'no order is refunded beyond its total; its refunds add up to its refunded_amount; a cancelled order is refunded in full',
     key: { column: 'order_id', table: 'orders' },
-    sql: `SELECT o.id AS order_id, o.status, count(t.id) AS refunds, sum(t.amount_cents) AS refunded_cents
+    sql: `SELECT o.id AS order_id, o.status, o.total_amount_cents, o.refunded_amount_cents, count(t.id) AS refunds,
+                 coalesce(sum(t.amount_cents), 0) AS refunded_cents
           FROM orders o LEFT JOIN wallet_transactions t ON t.order_id = o.id AND t.type = 'refund'
           GROUP BY o.id
-          HAVING (o.status = 'cancelled' AND (count(t.id) <> 1 OR sum(t.amount_cents) <> o.total_amount_cents))
-              OR (o.status <> 'cancelled' AND count(t.id) <> 0)`,
+          HAVING coalesce(sum(t.amount_cents), 0) > o.total_amount_cents
+              OR coalesce(sum(t.amount_cents), 0) <> o.refunded_amount_cents
+              OR (o.status = 'cancelled' AND coalesce(sum(t.amount_cents), 0) <> o.total_amount_cents)`,
+  },
+  {
+    name: "a replacement is in its claim's order, in the reported item's place; the reported item is revoked",
+    sql: `SELECT c.id AS claim_id FROM claims c
+          LEFT JOIN stock_items n ON n.id = c.replacement_item_id LEFT JOIN stock_items r ON r.id = c.stock_item_id
+          WHERE c.status = 'replaced'
+            AND (n.order_id IS NOT c.order_id OR r.replaced_by IS NOT c.replacement_item_id OR r.status <> 'revoked'
+                 OR n.slot IS NOT coalesce(r.slot, r.id))`,
   },
   {
     name: 'a deposit is credited at most once, only when paid, by its amount',

@@ -4,6 +4,7 @@ import type { Db } from '../db/client';
 import { writeBatch, type WritePlan } from '../db/d1';
 import { ApiError, insufficientScope, notFound, unauthorized } from '../lib/errors';
 import { addressHex } from '../lib/ip';
+import type { RequestPlace } from '../lib/place';
 import { ALL_SCOPES, scopeBit, scopesOf, type Scope } from '../lib/scopes';
 import { isoNow } from '../lib/time';
 
@@ -26,6 +27,8 @@ export interface Caller {
   refused?: boolean;
   /** Why a credential that exists may not make this request (an API key's scope or address), from its proof row. */
   refusal?: (proof: CallerProof) => ApiError | undefined;
+  /** Where the request comes from, for the blocklist (src/services/accounts/blocklist.ts); absent for jobs. */
+  place?: RequestPlace;
 }
 
 export interface CallerProof {
@@ -38,6 +41,8 @@ export interface CallerProof {
   /** An API key's scopes (bitmask) and whether the request comes from one of its allowed addresses (1/0). */
   scopes?: number;
   placeAllowed?: number;
+  /** An operator's session: the warranty claims waiting for a decision (the console's nav). */
+  openClaims?: number | null;
 }
 
 /** The user of a credential row may act: not disabled (a disabled user's keys and sessions prove nothing). */

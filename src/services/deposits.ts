@@ -28,6 +28,7 @@ import { newOperationId, walletMovement } from './ledger';
 import { auditEntry, writeAsActor, type Actor } from './audit-log';
 import { depositCreditedEmail } from './email-notices';
 import { verificationGate } from './email-verification';
+import { accountGate } from './accounts/holds';
 import type { Mail } from './mail';
 import { paymentAlert } from './operator-alerts';
 
@@ -77,6 +78,7 @@ export async function createDeposit(
 ): Promise<DepositRow> {
   const gateway = gatewayForDeposit(normaliseGateway(request.gateway), config);
   const gate = verificationGate(mail, caller.userId);
+  const account = accountGate(caller);
   const nowMs = Date.now();
   const now = isoNow(nowMs);
   const expiresAt = addMinutes(now, config.depositTtlMinutes);
@@ -86,18 +88,19 @@ export async function createDeposit(
   const depositId = sql`(SELECT id FROM deposits WHERE reference = ${reference})`;
   const deposit = { reference, amountCents: request.amountCents, cryptoCurrency, expiresAt, nowMs };
   const invoice = await invoiceFor(gateway, deposit, depositId, request);
-  const [created, gateResult] = await writeAs(d1, caller, {
+  const [created, gateResult, ...accountResults] = await writeAs(d1, caller, {
     writes: [
       sql`INSERT INTO deposits (user_id, amount_cents, gateway, crypto_currency, status, expires_at, created_at, updated_at, reference, provider)
           SELECT ${caller.userId}, ${request.amountCents}, ${gateway.name}, ${cryptoCurrency}, 'pending',
                  ${expiresAt}, ${now}, ${now}, ${reference}, ${gateway.provider}
-          WHERE ${caller.userId} IS NOT NULL AND ${gate.allows}`,
+          WHERE ${caller.userId} IS NOT NULL AND ${gate.allows} AND ${account.allows}`,
       sql`UPDATE deposits SET payment_url = ${invoice.paymentUrl}, external_id = ${invoice.externalId} WHERE reference = ${reference}`,
       ...(claim ? recordClaim(caller, claim, sql`SELECT id, ${rowJson(deposits)} AS snapshot FROM deposits WHERE reference = ${reference}`) : []),
     ],
-    reads: [sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE reference = ${reference}`, ...gate.reads],
+    reads: [sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE reference = ${reference}`, ...gate.reads, ...account.reads],
     committed: ([deposit]) => rowsOf(deposit).length > 0,
   });
+  if (rowsOf(created).length === 0) account.check(gate.reads.length ? accountResults : [gateResult, ...accountResults]);
   gate.check(gateResult);
   return rowsOf<DepositRow>(created)[0];
 }

@@ -36,7 +36,14 @@ export const SUBJECTS = {
   password_changed: (shop: string) => `${shop}: your password was changed`,
   email_verification: (shop: string) => `${shop}: confirm your email address`,
   operator_alert: (shop: string, kind: AlertKind) => `${shop} alert: ${ALERT_KINDS[kind]}`,
+  claim_resolved: (shop: string) => `${shop}: your reported item`,
 } as const;
+
+const CLAIM_DECISIONS: Record<string, (data: Data) => string> = {
+  replaced: () => 'A new item replaces it in your order: open the order to see it.',
+  refunded: (data) => `Its share of the order, ${usd(data, 'refund_cents')}, was refunded to your wallet.`,
+  rejected: (data) => `The shop did not accept the report: ${str(data, 'note')}`,
+};
 
 const BODIES: Record<EmailTemplate, (data: Data, link: string | undefined) => Body> = {
   password_reset: (_, link) => ({
@@ -79,6 +86,13 @@ const BODIES: Record<EmailTemplate, (data: Data, link: string | undefined) => Bo
   email_verification: (_, link) => ({
     paragraphs: ['Confirm that this is your email address with the link below (it works once, within 24 hours). Until then you can sign in and look around, but not deposit or buy.'],
     link: link ? { label: 'Confirm my email address', url: link } : undefined,
+  }),
+  claim_resolved: (data) => ({
+    paragraphs: [
+      `The shop looked at the problem you reported with item ${str(data, 'item')} of order ${str(data, 'order_number')} (${str(data, 'product_name')}).`,
+      (CLAIM_DECISIONS[str(data, 'status')] ?? (() => 'Open the order to see what was decided.'))(data),
+    ],
+    link: { label: 'View the order', url: str(data, 'order_url') },
   }),
   operator_alert: (data) => ({
     paragraphs: [

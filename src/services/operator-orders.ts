@@ -73,7 +73,8 @@ export interface OperatorOrder {
 export const orderDetailQuery = (orderId: number): Query<OperatorOrder> => ({
   reads: [
     sql`SELECT ${columnsOf(orders)} FROM orders WHERE id = ${orderId}`,
-    sql`SELECT content FROM stock_items WHERE order_id = ${orderId} ORDER BY id`,
+    // As the buyer sees them: a replaced item gives its place to its replacement.
+    sql`SELECT content FROM stock_items WHERE order_id = ${orderId} AND replaced_by IS NULL ORDER BY coalesce(slot, id)`,
     sql`SELECT u.id, u.name, u.email FROM users u JOIN orders o ON o.user_id = u.id WHERE o.id = ${orderId}`,
   ],
   parse: ([orderRow, items, userRow]) => {

@@ -22,6 +22,9 @@ export interface OperatorUser {
   balanceCents: number;
   discountPercent: number;
   createdAt: string;
+  /** Set while the account is on hold (src/services/accounts/holds.ts). */
+  heldAt?: string | null;
+  holdReason?: string | null;
 }
 
 export interface OperatorUserDetail extends OperatorUser {
@@ -29,7 +32,8 @@ export interface OperatorUserDetail extends OperatorUser {
   totalSpentCents: number;
 }
 
-const USER_COLUMNS = sql`id, name, email, role, disabled_at AS disabledAt, balance_cents AS balanceCents, created_at AS createdAt, discount_percent AS discountPercent`;
+const USER_COLUMNS = sql`id, name, email, role, disabled_at AS disabledAt, balance_cents AS balanceCents, created_at AS createdAt, discount_percent AS discountPercent,
+  held_at AS heldAt, hold_reason AS holdReason`;
 
 /** Who a listed row belongs to, by name and email (the console shows people, not ids). */
 export interface Buyer {
@@ -102,7 +106,8 @@ export const userActivityQuery = (userId: number): Query<{ transactions: Transac
 const detailSnapshot = (userId: number, updated: SQL) => sql`
   SELECT d.id, json_object('id', d.id, 'name', d.name, 'email', d.email, 'role', d.role, 'disabledAt', d.disabledAt,
                            'balanceCents', d.balanceCents, 'createdAt', d.createdAt, 'ordersCount', d.ordersCount,
-                           'totalSpentCents', d.totalSpentCents, 'discountPercent', d.discountPercent) AS snapshot
+                           'totalSpentCents', d.totalSpentCents, 'discountPercent', d.discountPercent,
+                           'heldAt', d.heldAt, 'holdReason', d.holdReason) AS snapshot
   FROM (${detailOf(userId)}) AS d WHERE EXISTS (SELECT 1 FROM users WHERE ${updated})`;
 
 export interface UserChanges {

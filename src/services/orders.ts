@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { columnsOf, rowJson, rowsOf } from '../db/batch';
 import type { Db } from '../db/client';
-import { orders, type OrderRow } from '../db/schema';
+import { orders, type ClaimRow, type OrderRow } from '../db/schema';
 import { randomBase62 } from '../lib/crypto';
 import { ApiError, notFound } from '../lib/errors';
 import { pageWindow, type Page } from '../lib/pagination';
@@ -13,6 +13,8 @@ import { recordClaim, type IdempotencyClaim } from './idempotency';
 import { newOperationId, walletMovement } from './ledger';
 import { receiptEmail } from './email-notices';
 import { verificationGate } from './email-verification';
+import { accountGate } from './accounts/holds';
+import { orderClaims } from './orders/claims';
 import { lowStockAlert } from './operator-alerts';
 import type { Mail } from './mail';
 import { pricedPurchase, purchaseRefusal, redeemCoupon, sellable, type PricedPurchase } from './pricing';
@@ -21,12 +23,17 @@ import { overSpendLimit, spendLimitState, withinSpendLimit } from './spend-limit
 export interface OrderWithItems {
   order: OrderRow;
   stockItems: string[];
+  /** The order's warranty claims and its product's warranty in hours (read by getOrder). */
+  claims?: ClaimRow[];
+  warrantyHours?: number;
 }
 
 const newOrderNumber = (now: string) => `ORD-${now.slice(0, 10).replaceAll('-', '')}-${randomBase62(10).toUpperCase()}`;
 
 const orderByNumber = (orderNumber: string) => sql`SELECT ${columnsOf(orders)} FROM orders WHERE order_number = ${orderNumber}`;
-const itemsOf = (orderId: SQL | number) => sql`SELECT content FROM stock_items WHERE order_id = ${orderId} ORDER BY id`;
+// A replaced item leaves its order's list; its replacement takes its place (its slot), so indexes never move.
+const itemsOf = (orderId: SQL | number) =>
+  sql`SELECT content FROM stock_items WHERE order_id = ${orderId} AND replaced_by IS NULL ORDER BY coalesce(slot, id)`;
 const contentsOf = (result: D1Result | undefined) => rowsOf<{ content: string }>(result).map((i) => i.content);
 
 /** What a buyer asks to buy: the product, the quantity, a coupon code and the total they saw (price lock). */
@@ -58,6 +65,8 @@ export async function purchase(
   const orderNumber = newOrderNumber(now);
   const receipt = receiptEmail(mail, orderNumber, now);
   const gate = verificationGate(mail, caller.userId);
+  // The blocklist and holds ride in the order's own INSERT, so every path that buys with these statements inherits them.
+  const account = accountGate(caller);
   const event = newEvent('order.created', now);
   const orderExists = sql`EXISTS (SELECT 1 FROM orders WHERE order_number = ${orderNumber})`;
   const orderId = sql`(SELECT id FROM orders WHERE order_number = ${orderNumber})`;
@@ -74,7 +83,8 @@ export async function purchase(
                q.list_unit_price * ${quantity} - q.total, q.total, q.coupon_code, 'pending', ${now}, ${now}, q.cancellable, ${caller.keyId ?? null}
         FROM (${priced}) q
         WHERE ${sellable(quantity)} AND q.balance_cents >= q.total AND (${expectedTotal} IS NULL OR q.total = ${expectedTotal})
-          AND ${gate.allows} AND ${withinSpendLimit(caller, sql`q.total`, now)}`,
+          AND ${gate.allows} AND ${withinSpendLimit(caller, sql`q.total`, now)}
+          AND ${account.allows}`,
       ...walletMovement({
         userId: caller.userId,
         type: 'purchase',
@@ -100,7 +110,7 @@ export async function purchase(
       ...receipt.writes,
       ...lowStockAlert(mail, productId, orderNumber, now),
     ],
-    reads: [orderByNumber(orderNumber), itemsOf(orderId), priced, inOutbox(event), catalogueEventIds(soldOut), ...spendReads, ...gate.reads, ...receipt.reads],
+    reads: [orderByNumber(orderNumber), itemsOf(orderId), priced, inOutbox(event), catalogueEventIds(soldOut), ...spendReads, ...gate.reads, ...receipt.reads, ...account.reads],
     committed: ([order]) => rowsOf(order).length > 0,
   });
   const spendResults = tail.slice(0, spendReads.length);
@@ -111,6 +121,7 @@ export async function purchase(
     receipt.sent(emailResults[gate.reads.length]);
     return { order, stockItems: contentsOf(itemsResult) };
   }
+  account.check(tail.slice(tail.length - account.reads.length));
   gate.check(emailResults[0]);
   const state = rowsOf<PricedPurchase>(stateResult)[0];
   const refusal = purchaseRefusal(state, quantity, expectedTotal);
@@ -148,35 +159,47 @@ export async function cancelOrder(
   const holdStart = addMinutes(now, -60 * rules.orderHoldHours);
   // ORDER_HOLD_HOURS=0 means "the next job run completes it": until then the order stays cancellable.
   const withinHold = rules.orderHoldHours > 0 ? sql`AND created_at > ${holdStart}` : sql``;
-  const recentCancels = sql`(SELECT count(*) FROM wallet_transactions
-    WHERE user_id = ${caller.userId} AND type = 'refund' AND created_at > ${addMinutes(now, -24 * 60)})`;
+  // Cancelled orders never change again, so updated_at is when each was cancelled (index orders_user_cancelled).
+  const recentCancels = sql`(SELECT count(*) FROM orders
+    WHERE user_id = ${caller.userId} AND status = 'cancelled' AND updated_at > ${addMinutes(now, -24 * 60)})`;
   const [orderResult, refundResult, outboxResult] = await writeAs(d1, caller, {
     writes: [
-      sql`UPDATE orders SET status = 'cancelled', updated_at = ${now}
-          WHERE id = ${orderId} AND user_id = ${caller.userId} AND status = 'pending' AND cancellable = 1 ${withinHold}
-            AND ${recentCancels} < ${rules.maxCancelsPerDay}`,
+      // The refund of what is left of the order (all of it unless the operator or a claim refunded part before) is
+      // written first, guarded by every rule; the order is cancelled only by the batch that wrote it.
       ...walletMovement({
         userId: caller.userId,
         type: 'refund',
         operationId,
         now,
         source: sql`
-          SELECT o.total_amount_cents AS amount, 'Refund for order ' || o.order_number AS description, o.id AS order_id, NULL AS deposit_id
+          SELECT o.total_amount_cents - o.refunded_amount_cents AS amount, 'Refund for order ' || o.order_number AS description,
+                 o.id AS order_id, NULL AS deposit_id
           FROM orders o
-          WHERE o.id = ${orderId} AND o.user_id = ${caller.userId} AND o.status = 'cancelled'
-            AND NOT EXISTS (SELECT 1 FROM wallet_transactions t WHERE t.order_id = o.id AND t.type = 'refund')`,
+          WHERE o.id = ${orderId} AND o.user_id = ${caller.userId} AND o.status = 'pending' AND o.cancellable = 1 ${withinHold}
+            AND ${recentCancels} < ${rules.maxCancelsPerDay}`,
       }),
+      sql`UPDATE orders SET status = 'cancelled', refunded_amount_cents = total_amount_cents, updated_at = ${now}
+          WHERE id = ${orderId} AND ${refunded}`,
+      // Open claims of the order end with it: it is refunded in full.
+      sql`UPDATE claims SET status = 'rejected', resolution = 'The order was cancelled and refunded.', resolved_at = ${now}
+          WHERE order_id = ${orderId} AND status = 'open' AND ${refunded}`,
       sql`UPDATE stock_items SET status = 'revoked', revoked_at = ${now} WHERE order_id = ${orderId} AND status = 'sold' AND ${refunded}`,
       recordEvent(event, orders, sql`id = ${orderId} AND ${refunded}`),
       ...(claim
-        ? recordClaim(caller, claim, sql`SELECT id, ${rowJson(orders)} AS snapshot FROM orders WHERE id = ${orderId} AND ${refunded}`)
+        ? recordClaim(
+            caller,
+            claim,
+            // The snapshot carries this cancel's own refund (the order may have been partly refunded before).
+            sql`SELECT id, json_set(${rowJson(orders)}, '$.cancelRefundCents', (SELECT amount_cents FROM wallet_transactions WHERE operation_id = ${operationId})) AS snapshot
+                FROM orders WHERE id = ${orderId} AND ${refunded}`,
+          )
         : []),
       ...(alsoWrite?.(refunded, now) ?? []),
     ],
     reads: [
       // Read in the same transaction as the guarded UPDATE, so it tells why that changed nothing.
       sql`SELECT ${columnsOf(orders)}, ${recentCancels} AS recentCancels FROM orders WHERE id = ${orderId} AND user_id = ${caller.userId}`,
-      sql`SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId}`,
+      sql`SELECT amount_cents AS amountCents FROM wallet_transactions WHERE operation_id = ${operationId}`,
       inOutbox(event),
     ],
     committed: ([, refund]) => rowsOf(refund).length > 0,
@@ -185,7 +208,7 @@ export async function cancelOrder(
   if (!order) throw notFound('Order');
   if (rowsOf(refundResult).length === 0) throw whyNotCancelled(order, rules, order.createdAt <= holdStart);
   publish?.(eventIdsOf(outboxResult));
-  return { order, refundedCents: order.totalAmountCents };
+  return { order, refundedCents: rowsOf<{ amountCents: number }>(refundResult)[0].amountCents };
 }
 
 /** An order that is not cancellable anyway answers ORDER_NOT_CANCELLABLE before the cap is mentioned. */
@@ -212,13 +235,16 @@ export async function listOrders(d1: Db, caller: Caller, page: Page) {
 }
 
 export async function getOrder(d1: Db, caller: Caller, orderId: number): Promise<OrderWithItems> {
-  const [orderResult, items] = await readAs(d1, caller, [
-    sql`SELECT ${columnsOf(orders)} FROM orders WHERE id = ${orderId} AND user_id = ${caller.userId}`,
+  const [orderResult, items, claimsResult] = await readAs(d1, caller, [
+    sql`SELECT ${columnsOf(orders)}, (SELECT warranty_hours FROM products p WHERE p.id = orders.product_id) AS warrantyHours
+        FROM orders WHERE id = ${orderId} AND user_id = ${caller.userId}`,
     itemsOf(sql`(SELECT id FROM orders WHERE id = ${orderId} AND user_id = ${caller.userId})`),
+    orderClaims(caller, orderId),
   ]);
-  const [order] = rowsOf<OrderRow>(orderResult);
-  if (!order) throw notFound('Order');
-  return { order, stockItems: contentsOf(items) };
+  const [found] = rowsOf<OrderRow & { warrantyHours: number }>(orderResult);
+  if (!found) throw notFound('Order');
+  const { warrantyHours, ...order } = found;
+  return { order, stockItems: contentsOf(items), claims: rowsOf<ClaimRow>(claimsResult), warrantyHours };
 }
 
 /** An order's items as a text file, one per line (the API's export, and the dashboard's). */

@@ -24,6 +24,8 @@ export interface ProductInput {
   active?: boolean;
   cancellable?: boolean;
   description?: string | null;
+  /** Replacement warranty in hours, 0..8760 (0 = none). */
+  warrantyHours?: number;
 }
 
 const skuTaken = () => fieldError('sku', 'The sku has already been taken.');
@@ -54,6 +56,7 @@ export async function createProduct(d1: Db, actor: Actor, input: ProductInput, c
         active: input.active === false ? 0 : 1,
         cancellable: input.cancellable === false ? 0 : 1,
         description: input.description ?? null,
+        warrantyHours: input.warrantyHours ?? 0,
         stockCount: 0,
         createdAt: now,
         updatedAt: now,
@@ -158,6 +161,7 @@ export async function updateProduct(
         active: input.active === undefined ? undefined : input.active ? 1 : 0,
         cancellable: input.cancellable === undefined ? undefined : input.cancellable ? 1 : 0,
         description: input.description,
+        warrantyHours: input.warrantyHours,
         updatedAt: now,
       })
       .where(and(eq(products.id, productId), tiersBelowPrice(input, (name) => sql.raw(name))))

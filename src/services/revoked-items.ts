@@ -12,6 +12,7 @@ export interface RevokedItem {
   sku: string;
   item: string;
   revokedAt: string;
+  reason: 'cancelled' | 'replaced';
 }
 
 /**
@@ -26,7 +27,8 @@ export const revokedItemsQuery = (since: string | undefined, page: Page): Query<
   return {
     reads: [
       sql`SELECT o.id AS orderId, o.order_number AS orderNumber, o.user_id AS userId, s.product_id AS productId, p.sku,
-                 s.content AS item, s.revoked_at AS revokedAt
+                 s.content AS item, s.revoked_at AS revokedAt,
+                 CASE WHEN s.replaced_by IS NULL THEN 'cancelled' ELSE 'replaced' END AS reason
           FROM stock_items s JOIN orders o ON o.id = s.order_id JOIN products p ON p.id = s.product_id
           WHERE ${revoked} ORDER BY s.revoked_at DESC, s.id DESC LIMIT ${limit} OFFSET ${offset}`,
       sql`SELECT count(*) AS total FROM stock_items s WHERE ${revoked}`,

@@ -49,10 +49,12 @@ const userMayAct = (now: string) => sql`
  */
 export function sessionCaller(tokenHash: string, now = isoNow()): Caller {
   const valid = sql`${live(tokenHash, now)} AND ${userMayAct(now)}`;
+  const role = sql`(SELECT role FROM users WHERE users.id = sessions.user_id)`;
   return {
     userId: sql`(SELECT user_id FROM sessions WHERE ${valid})`,
-    proof: sql`SELECT user_id AS userId, id AS credentialId, last_used_at AS lastUsedAt,
-                      (SELECT role FROM users WHERE users.id = sessions.user_id) AS role
+    // An operator's proof also counts the claims waiting, for the console's nav (on claims_status_created).
+    proof: sql`SELECT user_id AS userId, id AS credentialId, last_used_at AS lastUsedAt, ${role} AS role,
+                      CASE WHEN ${role} = 'operator' THEN (SELECT count(*) FROM claims WHERE status = 'open') END AS openClaims
                FROM sessions WHERE ${valid}`,
   };
 }

@@ -9,6 +9,8 @@ import { fieldError } from '../lib/errors';
 import { isoNow } from '../lib/time';
 import { insertKeyUnderLimit, issueKey } from './api-keys';
 import { readAs, writeAs, type Caller } from './caller';
+import type { RequestPlace } from '../lib/place';
+import { matchingRulesForEmail, refuseIfBlocked } from './accounts/blocklist';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
 import { endSessionsOnPasswordChange, insertSession, sessionOpened, type SessionToken } from './sessions';
 import { auditEntry, writeAsActor, type Actor } from './audit-log';
@@ -105,22 +107,34 @@ export async function createUser(d1: Db, actor: Actor, input: { name: string; em
  * Self-service sign-up (dashboard): balance 0 and no API key; the user's first session opens in the same batch. With
  * EMAIL_VERIFICATION=required the account starts unverified and its verification email is recorded in the batch.
  */
-export async function signUp(d1: Db, input: { name: string; email: string; password: string }, session: SessionToken, mail?: Mail): Promise<void> {
+export async function signUp(
+  d1: Db,
+  input: { name: string; email: string; password: string },
+  session: SessionToken,
+  mail?: Mail,
+  place?: RequestPlace,
+): Promise<void> {
   const now = isoNow();
   const passwordHash = await hashPassword(input.password);
-  const verify = verificationRequired(mail) ? await verificationEmail(mail!, sql`(SELECT id FROM users WHERE email = ${input.email})`, now) : undefined;
+  // The new account, found by its email and its salted hash (unique to this request): nothing when the INSERT was
+  // refused by the blocklist, so no session or email goes to anyone.
+  const newUser = sql`(SELECT id FROM users WHERE email = ${input.email} AND password_hash = ${passwordHash})`;
+  const verify = verificationRequired(mail) ? await verificationEmail(mail!, newUser, now) : undefined;
+  const rules = matchingRulesForEmail(input.email, place);
   try {
     const { reads } = await writeBatch(d1, {
       writes: [
         sql`INSERT INTO users (name, email, password_hash, balance_cents, created_at, updated_at, email_verified)
-            VALUES (${input.name}, ${input.email}, ${passwordHash}, 0, ${now}, ${now}, ${verify ? 0 : 1})`,
-        insertSession(sql`last_insert_rowid()`, session.tokenHash, now),
+            SELECT ${input.name}, ${input.email}, ${passwordHash}, 0, ${now}, ${now}, ${verify ? 0 : 1}
+            WHERE NOT EXISTS (${rules})`,
+        insertSession(newUser, session.tokenHash, now),
         ...(verify?.writes ?? []),
       ],
-      reads: [sessionOpened(session.tokenHash), ...(verify?.reads ?? [])],
+      reads: [sessionOpened(session.tokenHash), rules, ...(verify?.reads ?? [])],
       committed: ([opened]) => rowsOf(opened).length > 0,
     });
-    verify?.sent(reads[1]);
+    if (rowsOf(reads[0]).length === 0) refuseIfBlocked(reads[1], place);
+    verify?.sent(reads[2]);
   } catch (err) {
     if (isUniqueViolation(err, 'users.email')) throw emailTaken();
     throw err;

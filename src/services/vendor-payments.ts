@@ -1,3 +1,4 @@
+import { holdOnReversal } from './accounts/holds';
 import { and, eq, sql } from 'drizzle-orm';
 import { columnsOf, rowJson, rowsOf } from '../db/batch';
 import { getDb, type Db } from '../db/client';
@@ -107,7 +108,11 @@ export async function applyVendorNotification(d1: Db, gateway: VendorGateway, no
   }
   if (verdict === 'failed' || verdict === 'expired') return { deposit: (await closeDeposit(d1, deposit, verdict, received, publish)).deposit, credited: false };
   await logOnly(d1, received, verdict === 'mismatch' ? 'amount_mismatch' : verdict, {
-    also: paymentAlert(mail, received.reference, received.receivedAt),
+    also: [
+      ...paymentAlert(mail, received.reference, received.receivedAt),
+      // Money taken back after a credit (a refund or dispute) puts the deposit's user on hold, in the same batch.
+      ...(verdict === 'reversed' ? [holdOnReversal(received.reference, received.receivedAt)] : []),
+    ],
   });
   return { deposit, credited: false };
 }

@@ -1,4 +1,6 @@
 import { consoleAudit } from './audit';
+import { consoleBlocklist } from './blocklist';
+import { consoleClaims } from './claims';
 import { consoleCoupons } from './coupons';
 import { consoleDeposits } from './deposits';
 import { consoleEmails } from './emails';
@@ -14,4 +16,4 @@ import { consoleUsers } from './users';
 // CSRF and forms, over the admin API's service functions. Every page and form answers only an operator's session
 // (src/middleware/session.ts: requireOperatorSession); a signed-in non-operator gets 404.
 
-export const consolePages = [consoleOverview, consoleProducts, consoleOrders, consoleUsers, consoleDeposits, consoleRevokedItems, consoleAudit, consoleEmails, consoleCoupons, consoleExports, consolePayments];
+export const consolePages = [consoleOverview, consoleProducts, consoleOrders, consoleUsers, consoleDeposits, consoleRevokedItems, consoleAudit, consoleEmails, consoleCoupons, consoleExports, consolePayments, consoleClaims, consoleBlocklist];

@@ -13,6 +13,8 @@ import { withDone } from '../done-notices';
 import { formHandler, idFromPath, parseForm, redirectOnce, sameOriginForm, type FormProblem } from '../forms';
 import { page } from '../layout';
 import { AskFirst, confirmationPage } from './confirm';
+import { consoleRefunds, RefundSection } from './order-refund';
+import type { FormFields } from '../forms';
 import { ExportLink, ListFilter } from './filters';
 import { Person } from './person';
 import { DataTable, OrderFacts } from '../tables';
@@ -56,6 +58,7 @@ function OrdersFilter({ search, status, range, userId }: { search?: string; stat
 }
 
 export const consoleOrders = new Hono<AppEnv>()
+  .route('/', consoleRefunds((c, id, problem, values) => orderPage(c, id, problem, values)))
   .get('/console/orders', requireOperatorSession, async (c) => {
     // The filter form sends every field; an empty one (status "Any", no day) is no filter.
     const filled = Object.fromEntries(Object.entries(c.req.query()).filter(([, value]) => value !== ''));
@@ -140,7 +143,7 @@ export const consoleOrders = new Hono<AppEnv>()
 const cancelPath = (id: number) => `${ORDERS}/${id}/cancel`;
 
 /** One order with its items and its buyer; "Cancel order" on a pending one; the refusal of a cancel when there is one. */
-async function orderPage(c: Context<AppEnv>, id: number, problem?: FormProblem) {
+async function orderPage(c: Context<AppEnv>, id: number, problem?: FormProblem, values?: FormFields) {
   const [{ order, stockItems, user }] = await queryAsOperator(c.var.db, c.var.caller, [orderDetailQuery(id)]);
   return page(
     c,
@@ -165,6 +168,7 @@ async function orderPage(c: Context<AppEnv>, id: number, problem?: FormProblem) 
             />
             {order.status === 'pending' && order.cancellable === 1 && <AskFirst action={cancelPath(order.id)} label="Cancel order" class="danger" />}
           </section>
+          <RefundSection order={order} values={values} problem={problem} />
           <h2>Items</h2>
           {order.status === 'cancelled' && <p class="muted">Cancelled and refunded; these items were revoked.</p>}
           <ol class="items" aria-label="Delivered items">

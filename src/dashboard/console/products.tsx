@@ -64,8 +64,9 @@ function productFromForm(fields: FormFields) {
     active: fields.active === 'on',
     cancellable: fields.final_sale !== 'on',
     description: description === '' ? null : fields.description.replace(/\r\n?/g, '\n'),
+    warranty_hours: (fields.warranty_hours ?? '').trim() === '' ? 0 : fields.warranty_hours.trim(),
   };
-  const body = parseForm(ProductBody, input, ['price']);
+  const body = parseForm(ProductBody, input, ['price', 'warranty_hours']);
   return { ...productInput(body), name: body.name, sku: body.sku, priceCents: body.price };
 }
 
@@ -80,6 +81,7 @@ const formValues = (p: ProductRow): FormFields => ({
   ...(p.active === 1 ? { active: 'on' } : {}),
   ...(p.cancellable === 0 ? { final_sale: 'on' } : {}),
   description: p.description ?? '',
+  warranty_hours: String(p.warrantyHours ?? 0),
 });
 
 function ProductFields({ values, problem }: { values: FormFields; problem?: FormProblem }) {
@@ -95,12 +97,19 @@ function ProductFields({ values, problem }: { values: FormFields; problem?: Form
       <p class="muted">Volume prices: one min_quantity=price a line (e.g. 10=4.50): the unit price from that quantity up, each lower than the one before and than Price.</p>
       <Checkbox name="active" label="Active" checked={values.active === 'on'} />
       <Checkbox name="final_sale" label="Final sale" checked={values.final_sale === 'on'} />
+      <p class="muted">
+        Final sale: orders of it can never be cancelled. Keep it ticked for codes, keys and gift cards: once shown to the
+        buyer they cannot be taken back, so a cancellation would refund goods the buyer keeps.
+      </p>
+      <Field name="warranty_hours" label="Replacement warranty (hours)" value={values.warranty_hours ?? '0'} problem={problem} inputmode="numeric" />
+      <p class="muted">Replacement warranty: for this many hours after a purchase the buyer may report an item that does not work (0: none).</p>
       <TextArea name="description" label="Description" value={values.description} problem={problem} rows={5} maxlength={2000} />
     </>
   );
 }
 
-async function productsPage(c: Context<AppEnv>, values: FormFields = { active: 'on' }, problem?: FormProblem) {
+// A new product starts as final sale: most goods sold here are codes that cannot be revoked once shown.
+async function productsPage(c: Context<AppEnv>, values: FormFields = { active: 'on', final_sale: 'on', warranty_hours: '0' }, problem?: FormProblem) {
   const [products] = await queryAsOperator(c.var.db, c.var.caller, [catalogueQuery()]);
   return page(
     c,

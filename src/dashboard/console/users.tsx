@@ -17,6 +17,7 @@ import { withDone } from '../done-notices';
 import { page } from '../layout';
 import { DataTable, DepositsTable, OrdersTable, TransactionsTable } from '../tables';
 import { AskFirst, confirmationPage, confirmPath } from './confirm';
+import { consoleHolds, HoldSection } from './holds';
 
 // Users: search by email or name, and one user's page with what support needs: balance adjustment (idempotent, like
 // the admin API's), disable/enable, a password reset link (shown once, in the answer to its form).
@@ -88,6 +89,7 @@ async function userPage(c: Context<AppEnv>, userId: number, { values, problem, r
               <button type="submit">Save discount</button>
             </form>
           </section>
+          <HoldSection user={user} />
           <section class="card" aria-labelledby="access-heading">
             <h2 id="access-heading">Access</h2>
             <div class="row">
@@ -129,6 +131,7 @@ const setDisabled = (disabled: boolean) => async (c: Context<AppEnv>) => {
 };
 
 export const consoleUsers = new Hono<AppEnv>()
+  .route('/', consoleHolds)
   .get('/console/users', requireOperatorSession, async (c) => {
     const { q, ...pageQuery } = parseForm(UsersQuery, c.req.query());
     const search = q === '' ? undefined : q;
