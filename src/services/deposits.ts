@@ -20,7 +20,7 @@ import {
   type PaymentGateway,
 } from './gateways';
 import { enabledUser, queryAs, readAs, writeAs, type Caller, type Query } from './caller';
-import { purchaseStatements, type PurchaseOutcome, type PurchaseRequest, type PurchaseStatements } from './orders';
+import { purchaseStatements, type PurchaseRequest, type PurchaseStatements } from './orders';
 import { allOf, pricedPurchase, purchaseRefusal, sellableGuards, type PricedPurchase } from './pricing';
 import { loggedEvent, logEvent, logOnly, receiveEvent, type ReceivedEvent } from './gateway-events';
 import { changeRowsWithEvents, eventIdsOf, inOutbox, newEvent, recordEvent, type Publish } from './events';
@@ -211,7 +211,7 @@ export async function creditDeposit(
   deposit: DepositRow,
   transactionId: string,
   { received, actor, claim, publish, paymentId, refresh, mail }: CreditRecords = {},
-): Promise<{ deposit: DepositRow; credited: boolean; order?: PurchaseOutcome }> {
+): Promise<{ deposit: DepositRow; credited: boolean }> {
   const now = isoNow();
   const operationId = newOperationId();
   const notice = depositCreditedEmail(mail, operationId, now);
@@ -279,7 +279,7 @@ export async function creditDeposit(
         inOutbox(event),
         ...loggedRead,
         ...notice.reads,
-        ...(order?.reads ?? []),
+        ...(order?.announceReads ?? []),
       ],
       // Paid by this batch or by another one: either way the credit exists once and a re-run would change nothing,
       // except for a gateway event, which is logged only once its own row is there.
@@ -291,11 +291,8 @@ export async function creditDeposit(
   publish?.(eventIdsOf(outbox));
   notice.sent(results[afterNotice - 1]);
   const credited = rowsOf(credit).length > 0;
-  return {
-    deposit: rowsOf<DepositRow>(read)[0],
-    credited,
-    ...(order && credited ? { order: order.outcome(results.slice(afterNotice)) } : {}),
-  };
+  if (order && credited) order.announced(results.slice(afterNotice));
+  return { deposit: rowsOf<DepositRow>(read)[0], credited };
 }
 
 /**

@@ -62,6 +62,12 @@ export interface PurchaseStatements {
   refusalCode: SQL;
   /** After the commit, given the results of `reads`: publishes the events and sends the receipt of an order bought. */
   outcome: (results: D1Result[]) => PurchaseOutcome;
+  /**
+   * The two reads a batch that does not answer with the order needs (a credit's): the order's events to publish and
+   * its receipt to send, handed to `announced` after the commit.
+   */
+  announceReads: SQL[];
+  announced: (results: D1Result[]) => void;
 }
 
 /**
@@ -159,6 +165,11 @@ export function purchaseStatements(caller: Caller, request: PurchaseRequest, opt
     writes,
     announce,
     reads,
+    announceReads: [sql`${inOutbox(event)} UNION ALL ${catalogueEventIds(soldOut)}`, ...receipt.reads],
+    announced: ([outbox, emails]) => {
+      publish?.(eventIdsOf(outbox));
+      receipt.sent(emails);
+    },
     bought: orderExists,
     refusalCode: sql`CASE WHEN ${orderExists} THEN NULL ELSE coalesce((SELECT ${firstFailing(guards)} FROM (${priced}) q), 'NOT_FOUND') END`,
     outcome,
