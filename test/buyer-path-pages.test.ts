@@ -1,8 +1,8 @@
 import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { SELF } from './contract';
-import { buy, call, newProduct, newUser } from './helpers';
-import { ORIGIN } from './dashboard-helpers';
+import { balanceOf, buy, call, newProduct, newUser } from './helpers';
+import { idempotencyKeyIn, ORIGIN, signedInUser, visit } from './dashboard-helpers';
 
 // The buyer's path in pages: `/` for browsers, the public product pages `/shop/{id}`, the card linking to them.
 
@@ -70,5 +70,52 @@ describe('/shop/{id}: a product page for anyone', () => {
     await call(`/admin/products/${product.id}`, { method: 'PATCH', admin: true, body: { active: false } });
     expect((await SELF.fetch(`${ORIGIN}/shop/${product.id}`)).status).toBe(404);
     void env;
+  });
+});
+
+describe("the buyer's order pages", () => {
+  it('say Delivered · can be cancelled until <time>, Delivered (final sale), Cancelled · refunded $X; Cancel order asks first', async () => {
+    const user = await signedInUser({ balance: 30 });
+    const product = await newProduct({ price: 4, stock: 3 });
+    const finalSale = await newProduct({ price: 2, stock: 1, cancellable: false });
+    const order = (await buy(user, product.id, 1)).json.data;
+    const kept = (await buy(user, finalSale.id, 1)).json.data;
+
+    const detail = (await visit(`/dashboard/orders/${order.id}`, { cookie: user.cookie })).text;
+    const until = new Date(Date.parse(order.created_at) + 24 * 3_600_000).toISOString();
+    expect(detail).toContain('Delivered · can be cancelled until ');
+    expect(detail).toContain(until.slice(0, 16).replace('T', ' '));
+    expect(detail).toContain(`action="/dashboard/orders/${order.id}/cancel/confirm"`);
+    expect(detail).not.toContain(`action="/dashboard/orders/${order.id}/cancel"`);
+    expect((await visit(`/dashboard/orders/${kept.id}`, { cookie: user.cookie })).text).toMatch(/status-completed">Delivered</);
+
+    // The confirmation changes nothing; its Confirm posts the cancel.
+    const confirm = await visit(`/dashboard/orders/${order.id}/cancel/confirm`, { cookie: user.cookie });
+    expect(confirm.status).toBe(200);
+    expect(confirm.text).toContain('$4.00</span> goes back to your wallet');
+    expect(confirm.text).toContain(`action="/dashboard/orders/${order.id}/cancel"`);
+    expect(await balanceOf(user)).toBe(24);
+    const cancelled = await visit(`/dashboard/orders/${order.id}/cancel`, { cookie: user.cookie, form: { idempotency_key: idempotencyKeyIn(confirm.text) } });
+    expect(cancelled.status).toBe(303);
+    expect(await balanceOf(user)).toBe(28);
+    expect((await visit(`/dashboard/orders/${order.id}`, { cookie: user.cookie })).text).toContain('Cancelled · refunded <span class="money">$4.00</span>');
+    // A cancelled or final-sale order's confirmation sends back to the order.
+    expect((await visit(`/dashboard/orders/${kept.id}/cancel/confirm`, { cookie: user.cookie })).location).toBe(`/dashboard/orders/${kept.id}`);
+    // The list says it too.
+    expect((await visit('/dashboard/orders', { cookie: user.cookie })).text).toContain('Cancelled · refunded');
+  });
+
+  it('split the discount: volume price and discount on one line, the coupon with its code on another', async () => {
+    const user = await signedInUser({ balance: 100 });
+    const product = await newProduct({ price: 10, stock: 5 });
+    await call(`/admin/products/${product.id}`, { method: 'PATCH', admin: true, body: { volume_prices: [{ min_quantity: 2, price: 9 }] } });
+    const code = `SPLIT${crypto.randomUUID().slice(0, 6).toUpperCase()}`;
+    expect((await call('/admin/coupons', { admin: true, body: { code, amount_off: 3 } })).status).toBe(201);
+    const bought = await call('/orders', { key: user.key, body: { product_id: product.id, quantity: 2, coupon: code } });
+    expect(bought.status, bought.text).toBe(201);
+    expect(bought.json.data).toMatchObject({ list_unit_price: 10, unit_price: 9, discount_amount: 5, coupon: code, coupon_amount: 3, total_amount: 15 });
+    const detail = (await visit(`/dashboard/orders/${bought.json.data.id}`, { cookie: user.cookie })).text;
+    expect(detail).toContain('<dt>Volume price and discount</dt><dd><span class="money">$2.00</span></dd>');
+    expect(detail).toContain(`<dt>Coupon ${code}</dt><dd><span class="money">$3.00</span></dd>`);
   });
 });

@@ -129,6 +129,12 @@ const PAGES: Entry[] = [
     statuses: [303, 404],
     ok: { 'text/plain': { schema: { type: 'string' } } },
   },
+  {
+    method: 'get',
+    path: '/dashboard/orders/{id}/cancel/confirm',
+    summary: 'Confirmation of "Cancel order": the refund in words, "Confirm" and "Back"; changes nothing (an order that cannot be cancelled: 303 to it)',
+    statuses: [200, 303, 404],
+  },
   { method: 'post', path: '/dashboard/orders/{id}/cancel', summary: 'Cancel a pending order', statuses: [303, 400, 403, 404, 422], fields: ['idempotency_key'] },
   {
     method: 'get',
