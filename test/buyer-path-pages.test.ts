@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { SELF } from './contract';
-import { balanceOf, buy, call, newProduct, newUser } from './helpers';
+import { balanceOf, buy, call, deliverWebhook, newProduct, newUser } from './helpers';
 import { idempotencyKeyIn, ORIGIN, signedInUser, visit } from './dashboard-helpers';
 
 // The buyer's path in pages: `/` for browsers, the public product pages `/shop/{id}`, the card linking to them.
@@ -117,5 +117,55 @@ describe("the buyer's order pages", () => {
     const detail = (await visit(`/dashboard/orders/${bought.json.data.id}`, { cookie: user.cookie })).text;
     expect(detail).toContain('<dt>Volume price and discount</dt><dd><span class="money">$2.00</span></dd>');
     expect(detail).toContain(`<dt>Coupon ${code}</dt><dd><span class="money">$3.00</span></dd>`);
+  });
+});
+
+describe('the review offers "Pay $X and buy" when the balance is short', () => {
+  const review = (user: { cookie: string }, productId: number, quantity: string) =>
+    visit(`/dashboard/shop/${productId}/review`, { cookie: user.cookie, form: { product_id: String(productId), quantity, idempotency_key: crypto.randomUUID() } });
+  const formOf = (html: string, action: string) => {
+    const form = html.slice(html.indexOf(`action="${action}"`));
+    const fields: Record<string, string> = {};
+    for (const m of form.slice(0, form.indexOf('</form>')).matchAll(/<input type="hidden" name="([a-z_]+)" value="([^"]*)"/g)) fields[m[1]] = m[2];
+    return fields;
+  };
+
+  it('pays the total less the balance (at least 1.00); once paid the buyer lands on the order', async () => {
+    const user = await signedInUser({ balance: 3 });
+    const product = await newProduct({ price: 4, stock: 6 });
+    const page = await review(user, product.id, '2');
+    expect(page.text).toContain('Pay $5.00 and buy');
+    const fields = formOf(page.text, `/dashboard/shop/${product.id}/pay`);
+    expect(fields).toMatchObject({ quantity: '2', expected_total: '8.00', amount: '5.00' });
+    const paid = await visit(`/dashboard/shop/${product.id}/pay`, { cookie: user.cookie, form: { ...fields, gateway: 'gateway_one' } });
+    expect(paid.status, paid.text).toBe(303);
+    const depositId = Number(/\/pay\/(\d+)$/.exec(paid.location!)![1]);
+    // Before the payment: the way back says it waits.
+    expect((await visit(`/dashboard/wallet/deposits/${depositId}`, { cookie: user.cookie })).location).toBe(`/dashboard/wallet?deposit=${depositId}`);
+    expect((await visit(`/dashboard/wallet?deposit=${depositId}`, { cookie: user.cookie })).text).toContain('your order is made as soon as it arrives');
+    await deliverWebhook('gateway_one', { deposit_id: depositId, status: 'paid', amount: 5, transaction_id: crypto.randomUUID() });
+    const back = await visit(`/dashboard/wallet/deposits/${depositId}`, { cookie: user.cookie });
+    expect(back.location).toMatch(/^\/dashboard\/orders\/\d+\?notice=charged$/);
+    expect(await balanceOf(user)).toBe(0);
+    // A small shortfall still pays the smallest deposit; a balance that covers the total is offered no payment.
+    const rich = await signedInUser({ balance: 7.5 });
+    expect((await review(rich, product.id, '2')).text).toContain('Pay $1.00 and buy');
+    expect((await review(await signedInUser({ balance: 8 }), product.id, '2')).text).not.toContain('and buy</button>');
+  });
+
+  it('a deposit whose order could not be made lands on the wallet, which says why and that the money is there', async () => {
+    const user = await signedInUser();
+    const product = await newProduct({ price: 4, stock: 1 });
+    const fields = formOf((await review(user, product.id, '1')).text, `/dashboard/shop/${product.id}/pay`);
+    const paid = await visit(`/dashboard/shop/${product.id}/pay`, { cookie: user.cookie, form: { ...fields, gateway: 'gateway_one' } });
+    const depositId = Number(/\/pay\/(\d+)$/.exec(paid.location!)![1]);
+    await call(`/admin/products/${product.id}`, { method: 'PATCH', admin: true, body: { price: 5 } });
+    await deliverWebhook('gateway_one', { deposit_id: depositId, status: 'paid', amount: 4, transaction_id: crypto.randomUUID() });
+    const back = await visit(`/dashboard/wallet/deposits/${depositId}`, { cookie: user.cookie });
+    expect(back.location).toBe(`/dashboard/wallet?deposit=${depositId}`);
+    const wallet = (await visit(back.location!, { cookie: user.cookie })).text;
+    expect(wallet).toContain(`Deposit #${depositId} was credited, but the order could not be made: the price changed. Nothing was bought; the money is in your wallet.`);
+    expect(wallet).toContain('Not made: the price changed');
+    expect(await balanceOf(user)).toBe(4);
   });
 });

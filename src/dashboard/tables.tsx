@@ -1,6 +1,7 @@
 import type { Child } from 'hono/jsx';
 import type { DepositRow, OrderRow, TransactionRow } from '../db/schema';
 import { addMinutes, isoNow } from '../lib/time';
+import { orderErrorReason } from '../lib/order-errors';
 import { Money, Status, When } from './components';
 
 // The lists the pages show. On a phone (app.css, under 40rem) each row is stacked: one line per column, its label
@@ -116,8 +117,17 @@ const DEPOSIT_COLUMNS: Column<DepositRow>[] = [
   { label: 'Amount', class: 'num', cell: (d) => <Money cents={d.amountCents} /> },
   { label: 'Method', cell: (d) => (d.cryptoCurrency ? `${d.gateway} (${d.cryptoCurrency})` : d.gateway) },
   { label: 'Status', cell: (d) => <Status value={d.status} /> },
+  { label: 'Order', cell: (d) => <DepositOrder deposit={d} /> },
   { label: 'Created', cell: (d) => <When iso={d.createdAt} /> },
 ];
+
+/** What became of the order a deposit paid for: a link to it, why it could not be made, or that it waits for the payment. */
+export const DepositOrder = ({ deposit: d }: { deposit: DepositRow }) => {
+  if (d.orderId !== null && d.orderId !== undefined) return <a href={`/dashboard/orders/${d.orderId}`}>{`Order #${d.orderId}`}</a>;
+  if (d.orderError) return <span>{`Not made: ${orderErrorReason(d.orderError)}`}</span>;
+  if (d.orderProductId !== null && d.orderProductId !== undefined) return <span class="muted">{d.status === 'pending' ? 'Made when paid' : 'None'}</span>;
+  return <span class="muted">—</span>;
+};
 
 export const DepositsTable = ({ deposits }: { deposits: DepositRow[] }) => (
   <DataTable caption="Deposits" rows={deposits} empty="No deposits yet." columns={DEPOSIT_COLUMNS} />

@@ -6,7 +6,7 @@ import { DepositOrder } from './orders';
 // Request schemas of deposits, shared by the API and the dashboard's wallet.
 
 export const MIN_DEPOSIT_CENTS = 100;
-const MAX_DEPOSIT_CENTS = 1_000_000;
+export const MAX_DEPOSIT_CENTS = 1_000_000;
 
 export const DepositBody = z.object({
   amount: usdAmount('amount', MIN_DEPOSIT_CENTS, MAX_DEPOSIT_CENTS).openapi({ example: 50 }),

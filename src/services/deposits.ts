@@ -146,6 +146,15 @@ export const depositsQuery = (caller: Caller, page: Page): Query<{ rows: Deposit
   };
 };
 
+/** One of the caller's deposits as of now, or null (none asked, unknown or another user's): a page's read. */
+export const depositQuery = (caller: Caller, depositId: number | null): Query<DepositRow | null> => ({
+  reads: depositId === null ? [] : [sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE id = ${depositId} AND user_id = ${caller.userId}`],
+  parse: ([rows]) => {
+    const [deposit] = rowsOf<DepositRow>(rows);
+    return deposit ? asOfNow(deposit) : null;
+  },
+});
+
 export async function listDeposits(d1: Db, caller: Caller, page: Page) {
   const [found] = await queryAs(d1, caller, [depositsQuery(caller, page)]);
   return found;
