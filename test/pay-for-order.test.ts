@@ -4,6 +4,7 @@ import type { Bindings } from '../src/env';
 import { auditLedger } from '../src/services/audit';
 import { runScheduledJobs } from '../src/services/jobs';
 import { balanceOf, call, deliverWebhook, expectError, newProduct, newUser, unique, type TestUser } from './helpers';
+import { callWithQueue, send } from './email-helpers';
 import { apiUrl, depositTransactions, fakeVendor, INVOICE_ENDPOINT, notify, paidNotification, SLOT_OF, varsFor, vendorSays, type Vendor } from './vendors';
 
 // "Pay for this order": a deposit that carries an order buys it with the wallet in the batch that credits it, by
@@ -258,5 +259,34 @@ describe('the race: 8 notifications, a refresh and the scheduled poll for one pa
       expect(purchases!.n).toBe(1);
     }
     expect(await auditLedger(env.DB)).toEqual([]);
+  });
+});
+
+describe('the emails of a deposit that pays for an order', () => {
+  it('bought: deposit_credited names the order and the receipt follows (discount split); refused: it says why and that the money is in the wallet', async () => {
+    const user = await newUser();
+    const product = await newProduct({ price: 5, stock: 2 });
+    const code = `MAIL${crypto.randomUUID().slice(0, 6).toUpperCase()}`;
+    expect((await call('/admin/coupons', { admin: true, body: { code, amount_off: 1 } })).status).toBe(201);
+    const bought = await paidDeposit(user, 4, { product_id: product.id, quantity: 1, coupon: code, expected_total: 4 });
+    const { res, jobs } = await callWithQueue(`/admin/deposits/${bought}/mark-paid`, { admin: true, method: 'POST' });
+    expect(res.status, res.text).toBe(200);
+    const { sent } = await send(jobs);
+    const credited = sent.find((m) => m.subject.endsWith('deposit credited'))!;
+    const receipt = sent.find((m) => m.subject.includes('receipt'))!;
+    const [order] = await ordersOf(user.id);
+    const orderNumber = (await call(`/orders/${order.id}`, { key: user.key })).json.data.order_number;
+    expect(credited.text).toContain(`Your order ${orderNumber} was made with it.`);
+    expect(receipt.text).toContain(`Coupon ${code}: $1.00`);
+    expect(receipt.text).toContain('Discount (volume price and yours): $0.00');
+
+    const refused = await paidDeposit(user, 5, { product_id: product.id, quantity: 1, expected_total: 5 });
+    await call(`/admin/products/${product.id}`, { method: 'PATCH', admin: true, body: { active: false } });
+    const second = await callWithQueue(`/admin/deposits/${refused}/mark-paid`, { admin: true, method: 'POST' });
+    const mails = (await send(second.jobs)).sent;
+    expect(mails).toHaveLength(1);
+    expect(mails[0].text).toContain(
+      'The order you paid for could not be made: the product is no longer for sale. Nothing was bought; the money is in your wallet, ready to use.',
+    );
   });
 });
