@@ -132,6 +132,12 @@ describe('the credit buys the order in the same batch', () => {
     await paidWebhook(depositId, 10);
     expect((await statusOf(user, depositId)).order_id).not.toBeNull();
     expect(await balanceOf(user)).toBe(7);
+    // The wallet could pay for the order again: a repeated notification still buys nothing more.
+    await newProduct({ price: 1, stock: 0 });
+    await call(`/admin/products/${product.id}/stock`, { admin: true, body: { items: ['MORE-1', 'MORE-2'].map((i) => `${i}-${depositId}`) } });
+    expect((await paidWebhook(depositId, 10)).status).toBe(200);
+    expect(await ordersOf(user.id)).toHaveLength(1);
+    expect(await balanceOf(user)).toBe(7);
   });
 });
 
@@ -176,6 +182,29 @@ describe('refused at credit time: the credit stands, nothing is bought, order_er
     async () => {},
     (user) => narrowKey(user, { scopes: ['deposits', 'orders', 'read'], spend_limit_per_day: 5 }),
   );
+  it('a disabled account: the credit stands, nothing is bought (UNAUTHORIZED)', async () => {
+    const user = await newUser();
+    const product = await newProduct({ price: 4, stock: 2 });
+    const depositId = await paidDeposit(user, 8, { product_id: product.id, quantity: 2, expected_total: 8 });
+    expect((await call(`/admin/users/${user.id}`, { method: 'PATCH', admin: true, body: { disabled: true } })).status).toBe(200);
+    expect((await paidWebhook(depositId, 8)).status).toBe(200);
+    const row = await env.DB.prepare('SELECT status, order_id, order_error FROM deposits WHERE id = ?').bind(depositId).first();
+    expect(row).toEqual({ status: 'paid', order_id: null, order_error: 'UNAUTHORIZED' });
+    expect(await ordersOf(user.id)).toHaveLength(0);
+    expect((await env.DB.prepare('SELECT balance_cents AS b FROM users WHERE id = ?').bind(user.id).first<{ b: number }>())!.b).toBe(800);
+  });
+
+  it('a stock count out of step with the items refuses the order, never the credit', async () => {
+    const user = await newUser();
+    const product = await newProduct({ price: 4, stock: 1 });
+    await env.DB.prepare('UPDATE products SET stock_count = 5 WHERE id = ?').bind(product.id).run();
+    const depositId = await paidDeposit(user, 8, { product_id: product.id, quantity: 2, expected_total: 8 });
+    expect((await paidWebhook(depositId, 8)).status).toBe(200);
+    expect(await statusOf(user, depositId)).toMatchObject({ status: 'paid', order_id: null, order_error: 'INSUFFICIENT_STOCK' });
+    expect(await balanceOf(user)).toBe(8);
+    await env.DB.prepare('UPDATE products SET stock_count = 1 WHERE id = ?').bind(product.id).run();
+  });
+
   it('a deposit that does not cover the order (the wallet had less than the rest)', async () => {
     const user = await newUser();
     const product = await newProduct({ price: 4, stock: 2 });
