@@ -195,7 +195,7 @@ describe('the storefront and the embeddable card', () => {
     expect(html).toContain(product.name);
     expect(html).toContain('$4.50');
     expect(html).toContain('In stock');
-    expect(html).toContain(`href="${ORIGIN}/shop"`);
+    expect(html).toContain(`href="${ORIGIN}/shop/${product.id}"`);
 
     const user = await newUser({ balance: 10 });
     expect((await buy(user, product.id, 1)).status).toBe(201);

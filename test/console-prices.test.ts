@@ -108,7 +108,7 @@ describe('orders show their prices', () => {
     expect(events[0].data.object).toMatchObject({ list_unit_price: 4, unit_price: 4, discount_amount: 1.25, coupon: code, total_amount: 2.75 });
     const consolePage = await visit(`/dashboard/console/orders/${bought.json.data.id}`, { cookie: operator.cookie });
     expect(consolePage.text).toContain('List price');
-    expect(consolePage.text).toContain(`(coupon ${code})`);
+    expect(consolePage.text).toContain(`<dt>Coupon ${code}</dt>`);
     expect(consolePage.text).toContain('$1.25');
     // ... and the orders export, in its last three columns.
     const today = new Date().toISOString().slice(0, 10);

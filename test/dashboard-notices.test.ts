@@ -83,7 +83,8 @@ describe('notices after Buy and Cancel', () => {
     expect(noticeOf(order.text)).toBe('Charged $4.99');
 
     const path = bought.location!.replace(/\?.*$/, '');
-    const cancelled = await visit(`${path}/cancel`, { cookie: user.cookie, form: { idempotency_key: idempotencyKeyIn(order.text) } });
+    const confirm = await visit(`${path}/cancel/confirm`, { cookie: user.cookie });
+    const cancelled = await visit(`${path}/cancel`, { cookie: user.cookie, form: { idempotency_key: idempotencyKeyIn(confirm.text) } });
     expect(cancelled.location).toBe(`${path}?notice=refunded`);
     expect(noticeOf((await visit(cancelled.location!, { cookie: user.cookie })).text)).toBe('Refunded $4.99');
     expect(await balanceOf(user)).toBe(10);

@@ -266,7 +266,10 @@ describe('orders', () => {
     expect(mine.text).toBe(api.text);
     for (const header of ['Content-Type', 'Content-Disposition']) expect(mine.headers.get(header)).toBe(api.headers.get(header));
 
-    const form = { idempotency_key: idempotencyKeyIn(detail.text) };
+    // "Cancel order" asks first: its confirmation page carries the cancel's form.
+    expect(detail.text).toContain(`action="/dashboard/orders/${order.id}/cancel/confirm"`);
+    const confirm = await visit(`/dashboard/orders/${order.id}/cancel/confirm`, { cookie: user.cookie });
+    const form = { idempotency_key: idempotencyKeyIn(confirm.text) };
     const cancel = await visit(`/dashboard/orders/${order.id}/cancel`, { cookie: user.cookie, form });
     expect(cancel.status).toBe(303);
     expect(cancel.location).toBe(`/dashboard/orders/${order.id}?notice=refunded`);

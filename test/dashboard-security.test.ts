@@ -51,6 +51,7 @@ describe('CSRF: form posts only from the service itself', () => {
       [`/dashboard/console/products/${product.id}/image/remove`, {}],
       [`/dashboard/console/products/${product.id}/items/1/delete`, { idempotency_key: 'csrf-9' }],
       [`/dashboard/shop/${product.id}/review`, { product_id: String(product.id), quantity: '1', idempotency_key: 'csrf-8' }],
+      [`/dashboard/shop/${product.id}/pay`, { quantity: '1', expected_total: '2.00', amount: '2.00', gateway: 'gateway_one', idempotency_key: 'csrf-9' }],
     ];
     const attacks: Array<{ label: string; origin: string | null; headers?: Record<string, string> }> = [
       { label: 'another origin', origin: 'https://evil.example' },

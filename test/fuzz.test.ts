@@ -115,7 +115,7 @@ function authOf(op: OpenApiOperation): Auth {
 }
 
 const isDashboardPath = (path: string) => /^\/dashboard(\/|$)/.test(path);
-const isPagePath = (path: string) => isDashboardPath(path) || /^\/embed\//.test(path);
+const isPagePath = (path: string) => isDashboardPath(path) || /^\/embed\//.test(path) || /^\/shop\/./.test(path);
 
 const DOCUMENTED: Operation[] = Object.entries(openApi.paths).flatMap(([template, methods]) =>
   Object.entries(methods).map(([method, op]) => ({

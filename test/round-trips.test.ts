@@ -131,6 +131,13 @@ const cases: Case[] = [
     request: (u) => ['/wallet/deposit', { key: u.key, body: { amount: 10, gateway: 'gateway_one' } }],
   },
   {
+    name: 'POST /wallet/deposit with an order',
+    expectStatus: 200,
+    trips: 1,
+    toPrimary: 1,
+    request: (u, f) => ['/wallet/deposit', { key: u.key, body: { amount: 10, gateway: 'gateway_one', order: { product_id: f.productId, quantity: 1, expected_total: 1 } } }],
+  },
+  {
     name: 'PUT /user/profile',
     expectStatus: 200,
     trips: 1,
@@ -250,6 +257,15 @@ describe('D1 round trips per request', () => {
     expect((await measure(path, {})).trips).toEqual([]);
   });
 
+  it('the public product page /shop/{id}: one replica read on a miss, none on a hit', async () => {
+    const product = await newProduct({ price: 1, stock: 1 });
+    const path = `/../../shop/${product.id}`; // call() prefixes /api/v2
+    const miss = await measure(path, {});
+    expect(miss.status).toBe(200);
+    expect(miss.trips.map((t) => t.toPrimary)).toEqual([false]);
+    expect((await measure(path, {})).trips).toEqual([]);
+  });
+
   it('an image: one write batch, and one read more when it replaced or removed another (is that one still used?)', async () => {
     const product = await newProduct({ price: 1, stock: 1 });
     const png = (tail: number) => new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, tail]);
@@ -283,6 +299,8 @@ describe('D1 round trips per dashboard page', () => {
     ['/dashboard/orders', () => '/dashboard/orders'],
     ['/dashboard/orders/{id}', (f) => `/dashboard/orders/${f.orderId}`],
     ['/dashboard/orders/{id}/export', (f) => `/dashboard/orders/${f.orderId}/export`],
+    ['/dashboard/orders/{id}/cancel/confirm', (f) => `/dashboard/orders/${f.orderId}/cancel/confirm`],
+    ['/dashboard/wallet?deposit={id}', (f) => `/dashboard/wallet?deposit=${f.depositId}`],
     ['/dashboard/shop', () => '/dashboard/shop'],
     ['/dashboard/shop?category=x&q=y', () => '/dashboard/shop?category=x&q=y'],
     ['/dashboard/shop/{id}', (f) => `/dashboard/shop/${f.productId}`],
@@ -305,6 +323,13 @@ describe('D1 round trips per dashboard page', () => {
     ['Buy', (f, page) => ['/dashboard/shop', { product_id: String(f.productId), quantity: '1', idempotency_key: idempotencyKeyIn(page) }]],
     ['Add funds', (_f, page) => ['/dashboard/wallet/deposit', { amount: '10', gateway: 'gateway_one', idempotency_key: idempotencyKeyIn(page) }]],
     ['Cancel order', (f) => [`/dashboard/orders/${f.orderId}/cancel`, { idempotency_key: 'cancel-once' }]],
+    [
+      'Pay and buy',
+      (f, page) => [
+        `/dashboard/shop/${f.productId}/pay`,
+        { quantity: '1', expected_total: '1.00', amount: '10', gateway: 'gateway_one', idempotency_key: idempotencyKeyIn(page) },
+      ],
+    ],
     ['Revoke', (f) => [`/dashboard/keys/${f.spareKeyId}/revoke`, {}]],
     ['profile', () => ['/dashboard/profile', { name: 'Renamed' }]],
   ];
@@ -325,6 +350,14 @@ describe('D1 round trips per dashboard page', () => {
     const res = await measurePage('/dashboard/shop', { cookie: user.cookie, form: { product_id: String(f.productId), quantity: '1' } });
     expect(res.status).toBe(303);
     expect(res.location).toBe('/dashboard/sign-in?next=%2Fdashboard%2Fshop');
+    expect(res.trips.length, JSON.stringify(res.trips)).toBe(1);
+  });
+
+  it("a checkout's way back (/dashboard/wallet/deposits/{id}): one round trip, then a redirect", async () => {
+    const user = await signedInUser({ balance: 50 });
+    const f = await fixtures(user);
+    const res = await measurePage(`/dashboard/wallet/deposits/${f.depositId}`, { cookie: user.cookie });
+    expect(res.status).toBe(303);
     expect(res.trips.length, JSON.stringify(res.trips)).toBe(1);
   });
 

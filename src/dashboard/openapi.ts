@@ -115,6 +115,19 @@ const PAGES: Entry[] = [
     statuses: [303, 403, 422, 503],
     fields: ['amount', 'gateway', 'crypto_currency', 'idempotency_key'],
   },
+  {
+    method: 'get',
+    path: '/dashboard/wallet/deposits/{id}',
+    summary: "Where a checkout sends the buyer back: 303 to the order the deposit bought, else to the wallet saying what became of the deposit",
+    statuses: [303, 404],
+  },
+  {
+    method: 'post',
+    path: '/dashboard/shop/{id}/pay',
+    summary: 'The review\'s "Pay $X and buy": a deposit of what the balance lacks that buys the reviewed order when credited; 303 to the payment page',
+    statuses: [200, 303, 400, 403, 404, 409, 422, 429, 503],
+    fields: ['amount', 'gateway', 'quantity', 'coupon', 'expected_total', 'idempotency_key'],
+  },
   { method: 'get', path: '/dashboard/orders', summary: 'Orders', statuses: [200, 303, 422], paged: true },
   {
     method: 'get',
@@ -134,6 +147,12 @@ const PAGES: Entry[] = [
     summary: 'The order\'s items as a text file (as the API\'s export)',
     statuses: [303, 404],
     ok: { 'text/plain': { schema: { type: 'string' } } },
+  },
+  {
+    method: 'get',
+    path: '/dashboard/orders/{id}/cancel/confirm',
+    summary: 'Confirmation of "Cancel order": the refund in words, "Confirm" and "Back"; changes nothing (an order that cannot be cancelled: 303 to it)',
+    statuses: [200, 303, 404],
   },
   { method: 'post', path: '/dashboard/orders/{id}/cancel', summary: 'Cancel a pending order', statuses: [303, 400, 403, 404, 422], fields: ['idempotency_key'] },
   {

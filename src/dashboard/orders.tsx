@@ -8,7 +8,8 @@ import { cancelOrder, getOrder, listOrders, orderExportFile } from '../services/
 import { ItemProblem, reportPages } from './report-problem';
 import type { OrderRow } from '../db/schema';
 import { formatUsd } from '../lib/money';
-import { Alert, IdempotencyKey, Notice, Pager } from './components';
+import { Alert, Money, Notice, Pager } from './components';
+import { AskFirst, confirmationPage } from './console/confirm';
 import { formHandler, idFromPath, parseForm, redirectOnce, sameOriginForm, type FormProblem } from './forms';
 import { page } from './layout';
 import { OrderFacts, OrdersTable } from './tables';
@@ -29,6 +30,28 @@ const NOTICES = {
 type NoticeName = keyof typeof NOTICES;
 const isNoticeName = (name: string | undefined): name is NoticeName => name !== undefined && Object.hasOwn(NOTICES, name);
 
+const cancelPath = (orderId: number) => `/dashboard/orders/${orderId}/cancel`;
+
+/** The cancel's confirmation: what it will do, in words, from the order as stored; showing it changes nothing. */
+async function cancelConfirmation(c: Context<AppEnv>, orderId: number) {
+  const { order } = await getOrder(c.var.db, c.var.caller, orderId);
+  if (order.status !== 'pending' || order.cancellable !== 1) return c.redirect(orderPath(order.id), 303);
+  return confirmationPage(c, {
+    title: `Cancel order ${order.orderNumber}?`,
+    section: '/dashboard/orders',
+    effect: (
+      <>
+        {`Cancel order ${order.orderNumber} (${order.quantity} × ${order.productName}): `}
+        <Money cents={order.totalAmountCents} />
+        {` goes back to your wallet, and the ${order.quantity === 1 ? 'item is' : `${order.quantity} items are`} revoked (they stop working).`}
+      </>
+    ),
+    action: cancelPath(order.id),
+    back: orderPath(order.id),
+    danger: true,
+  });
+}
+
 /** An order's page, with the notice a form's outcome asks for. */
 export const orderPath = (orderId: number, notice?: NoticeName) => `/dashboard/orders/${orderId}${notice ? `?notice=${notice}` : ''}`;
 
@@ -48,17 +71,11 @@ async function orderPage(c: Context<AppEnv>, orderId: number, problem?: FormProb
           {notice && <Notice>{notice}</Notice>}
           <Alert problem={problem} />
           <section class="card">
-            <OrderFacts order={order} />
+            <OrderFacts order={order} holdHours={readConfig(c.env).orderHoldHours} />
             {order.status !== 'cancelled' && order.refundedAmountCents > 0 && <p>{`Refunded by the shop: ${formatUsd(order.refundedAmountCents)}`}</p>}
             {order.status === 'pending' && order.cancellable === 0 && <p class="muted">Final sale: this order cannot be cancelled.</p>}
-            {order.status === 'pending' && order.cancellable === 1 && (
-              <form method="post" action={`/dashboard/orders/${order.id}/cancel`}>
-                <IdempotencyKey />
-                <button type="submit" class="danger">
-                  Cancel order
-                </button>
-              </form>
-            )}
+            {/* Cancelling asks first (the console's confirmation pattern): the confirmation page posts the cancel. */}
+            {order.status === 'pending' && order.cancellable === 1 && <AskFirst action={cancelPath(order.id)} label="Cancel order" class="danger" />}
           </section>
           <h2>Items</h2>
           {order.status === 'cancelled' && <p class="muted">This order was cancelled and refunded; its items were revoked.</p>}
@@ -92,13 +109,14 @@ export const ordersPages = new Hono<AppEnv>()
       section: '/dashboard/orders',
       children: (
         <>
-          <OrdersTable orders={rows} caption="Your orders, newest first" />
+          <OrdersTable orders={rows} caption="Your orders, newest first" holdHours={readConfig(c.env).orderHoldHours} />
           <Pager path="/dashboard/orders" page={pageQuery.page} totalPages={Math.ceil(total / pageQuery.per_page)} />
         </>
       ),
     });
   })
   .get('/orders/:id', requireSession, (c) => orderPage(c, idFromPath(c.req.param('id'), 'Order')))
+  .get('/orders/:id/cancel/confirm', requireSession, (c) => cancelConfirmation(c, idFromPath(c.req.param('id'), 'Order')))
   .get('/orders/:id/export', requireSession, async (c) => {
     const file = orderExportFile(await getOrder(c.var.db, c.var.caller, idFromPath(c.req.param('id'), 'Order')));
     return c.text(file.text, 200, file.headers);

@@ -5,11 +5,16 @@ import { requireSession } from '../middleware/session';
 import { catalogueChange } from '../middleware/publish-events';
 import { mailFor } from '../middleware/send-emails';
 import { purgeSoldProducts } from '../middleware/stock-cache';
-import type { OrderRow } from '../db/schema';
+import type { DepositRow, OrderRow } from '../db/schema';
+import { readConfig } from '../env';
+import { vendorInvoiceThrottle } from '../middleware/rate-limit';
+import { DepositBody, MAX_DEPOSIT_CENTS, MIN_DEPOSIT_CENTS } from '../schemas/wallet';
+import { createDeposit } from '../services/deposits';
+import { availableGateways, type GatewayOffer } from '../services/gateways';
 import { ApiError } from '../lib/errors';
-import { centsToDecimal } from '../lib/money';
+import { centsToDecimal, formatUsd } from '../lib/money';
 import { ShopQuery } from '../schemas/catalogue';
-import { purchaseRequest, PurchaseBody } from '../schemas/orders';
+import { DepositOrder, purchaseRequest, PurchaseBody } from '../schemas/orders';
 import { purchase } from '../services/orders';
 import { queryAs } from '../services/caller';
 import { productDetailQuery, shopQuery, SHOP_PAGE_SIZE, type ProductDetail } from '../services/catalogue';
@@ -172,6 +177,16 @@ async function reviewPage(c: Context<AppEnv>, productId: number, fields: FormFie
             {fields.idempotency_key !== undefined && <input type="hidden" name="idempotency_key" value={fields.idempotency_key} />}
             <button type="submit">Confirm purchase</button>
           </form>
+          {review.balanceCents < quote.totalAmountCents && (
+            <PayAndBuy
+              gateways={availableGateways(readConfig(c.env))}
+              productId={productId}
+              quantity={quote.quantity}
+              coupon={quote.coupon}
+              totalCents={quote.totalAmountCents}
+              balanceCents={review.balanceCents}
+            />
+          )}
           <p>
             <a href={productPath(productId)}>Back to the product</a>
           </p>
@@ -182,7 +197,47 @@ async function reviewPage(c: Context<AppEnv>, productId: number, fields: FormFie
   );
 }
 
+interface PayAndBuyProps {
+  gateways: GatewayOffer[];
+  productId: number;
+  quantity: number;
+  coupon: string | null;
+  totalCents: number;
+  balanceCents: number;
+}
+
+/**
+ * The review's offer when the balance is short: one payment of what is missing (at least the smallest deposit) that
+ * buys the order when it is credited (POST /wallet/deposit with `order`, at the reviewed total).
+ */
+function PayAndBuy({ gateways, productId, quantity, coupon, totalCents, balanceCents }: PayAndBuyProps) {
+  const amountCents = Math.max(totalCents - balanceCents, MIN_DEPOSIT_CENTS);
+  if (gateways.length === 0 || amountCents > MAX_DEPOSIT_CENTS) return null;
+  return (
+    <form method="post" action={`${productPath(productId)}/pay`} class="pay-and-buy">
+      <p>
+        {'Your balance is '}
+        <Money cents={balanceCents} />
+        {'. Pay the rest now and the order is made as soon as the payment arrives (the money stays in your wallet if it cannot be).'}
+      </p>
+      <input type="hidden" name="quantity" value={String(quantity)} />
+      {coupon !== null && <input type="hidden" name="coupon" value={coupon} />}
+      <input type="hidden" name="expected_total" value={centsToDecimal(totalCents)} />
+      <input type="hidden" name="amount" value={centsToDecimal(amountCents)} />
+      <IdempotencyKey />
+      <div class="row">
+        <Select name="gateway" label="Payment method" options={gateways.map((g) => ({ value: g.gateway, label: g.kind === 'crypto' ? `Crypto (${g.gateway})` : `Card (${g.gateway})` }))} idPrefix="pay" />
+        <button type="submit">{`Pay ${formatUsd(amountCents)} and buy`}</button>
+      </div>
+    </form>
+  );
+}
+
 const PRICE_CHANGED_NOTICE = 'The price changed since your review: here is the new total. Nothing was bought.';
+
+/** A paid deposit's order, or the wallet with the reason; still pending: the wallet, which lists it. */
+export const afterPayment = (deposit: DepositRow) =>
+  deposit.orderId !== null ? orderPath(deposit.orderId, 'charged') : `/dashboard/wallet?deposit=${deposit.id}`;
 
 export const shopPages = new Hono<AppEnv>()
   .get('/shop', requireSession, (c) => shopPage(c, {}))
@@ -193,6 +248,33 @@ export const shopPages = new Hono<AppEnv>()
     requireSession,
     formHandler(
       (c, fields) => reviewPage(c, idFromPath(c.req.param('id'), 'Product'), fields),
+      (c, fields, problem) => productPage(c, idFromPath(c.req.param('id'), 'Product'), { values: fields, problem }),
+    ),
+  )
+  .post(
+    '/shop/:id/pay',
+    sameOriginForm,
+    requireSession,
+    formHandler(
+      async (c, fields) => {
+        const productId = idFromPath(c.req.param('id'), 'Product');
+        const order = parseForm(DepositOrder, { ...fields, product_id: productId, coupon: couponOf(fields) }, ['quantity', 'expected_total']);
+        const body = parseForm(DepositBody, { amount: fields.amount, gateway: fields.gateway, order }, ['amount']);
+        const request = {
+          amountCents: body.amount,
+          gateway: body.gateway,
+          origin: new URL(c.req.url).origin,
+          beforeVendorCall: vendorInvoiceThrottle(c),
+          order: { productId, quantity: order.quantity, coupon: order.coupon ?? null, expectedTotalCents: order.expected_total },
+        };
+        const toPay = (deposit: DepositRow) => deposit.paymentUrl ?? '/dashboard/wallet';
+        try {
+          return await redirectOnce(c, fields, body, async (claim) => toPay(await createDeposit(c.var.db, readConfig(c.env), c.var.caller, request, claim, mailFor(c))), toPay);
+        } catch (err) {
+          if (err instanceof ApiError && err.code === 'PRICE_CHANGED') return reviewPage(c, productId, fields, PRICE_CHANGED_NOTICE);
+          throw err;
+        }
+      },
       (c, fields, problem) => productPage(c, idFromPath(c.req.param('id'), 'Product'), { values: fields, problem }),
     ),
   )

@@ -14,7 +14,7 @@ import { publicCaching, stockCache } from '../middleware/stock-cache';
 import { ShopQuery } from '../schemas/catalogue';
 import { queryPlain } from '../services/caller';
 import { productDetailQuery, shopQuery, SHOP_PAGE_SIZE } from '../services/catalogue';
-import { CatalogueFilter, ProductCard, ProductImage } from './catalogue';
+import { CatalogueFilter, ProductCard, ProductFacts, ProductImage, VolumePrices } from './catalogue';
 import { Money, Pager } from './components';
 import { idFromPath, parseForm } from './forms';
 import { dashboardSecureHeaders, PAGE_CSP } from './index';
@@ -63,8 +63,8 @@ async function storefrontPage(c: Context<AppEnv>) {
         ) : (
           <ul class="products">
             {entries.map((entry) => (
-              <ProductCard entry={entry} href={`/dashboard/sign-in?next=${encodeURIComponent(`/dashboard/shop/${entry.productId}`)}`}>
-                <a class="button" href={`/dashboard/sign-in?next=${encodeURIComponent(`/dashboard/shop/${entry.productId}`)}`}>
+              <ProductCard entry={entry} href={`/shop/${entry.productId}`}>
+                <a class="button" href={signInToBuy(entry.productId)}>
                   Sign in to buy
                 </a>
               </ProductCard>
@@ -77,7 +77,56 @@ async function storefrontPage(c: Context<AppEnv>) {
   });
 }
 
-/** The card: image, name, price, in or out of stock, a link to the shop. A document of its own, made to be framed. */
+/** Where a signed-out visitor signs in to buy a product: its page on the dashboard afterwards. */
+const signInToBuy = (productId: number) => `/dashboard/sign-in?next=${encodeURIComponent(`/dashboard/shop/${productId}`)}`;
+
+/**
+ * A product's public page: image, description, price, volume prices, stock, pack sizes, final sale and "Sign in to
+ * buy". Cached like /shop, no cookie; an inactive or unknown product is a 404 page.
+ */
+async function publicProductPage(c: Context<AppEnv>) {
+  let product;
+  try {
+    [product] = await queryPlain(c.var.db, [productDetailQuery(idFromPath(c.req.param('id'), 'Product'))]);
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) {
+      return page(c, { title: 'Not found', children: <p>This product is not available. <a href="/shop">See the shop</a>.</p> }, 404);
+    }
+    throw err;
+  }
+  const signupOpen = readConfig(c.env).dashboardSignup;
+  return page(c, {
+    title: product.productName,
+    children: (
+      <article class="card product-sheet">
+        <ProductImage entry={product} size="large" />
+        <div>
+          <ProductFacts entry={product} />
+          <VolumePrices entry={product} />
+          {product.cancellable === 0 && <p>Final sale: this order cannot be cancelled.</p>}
+          {/* Warranty: "Replacement warranty: N hours" goes here once products carry warranty_hours. */}
+          {product.description !== null && <p class="description">{product.description}</p>}
+          <p>
+            <a class="button" href={signInToBuy(product.productId)}>
+              Sign in to buy
+            </a>
+            {signupOpen && (
+              <>
+                {' or '}
+                <a href="/dashboard/sign-up">Create account</a>
+              </>
+            )}
+          </p>
+          <p>
+            <a href="/shop">Back to the shop</a>
+          </p>
+        </div>
+      </article>
+    ),
+  });
+}
+
+/** The card: image, name, price, in or out of stock, a link to its product page. A document of its own, made to be framed. */
 async function embedCard(c: Context<AppEnv>) {
   let product;
   try {
@@ -86,18 +135,19 @@ async function embedCard(c: Context<AppEnv>) {
     if (err instanceof ApiError && err.status === 404) return c.html(await embedDocument('Not found', <p>This product is not available.</p>), 404);
     throw err;
   }
-  const shopUrl = `${new URL(c.req.url).origin}/shop`;
+  const productUrl = `${new URL(c.req.url).origin}/shop/${product.productId}`;
   return c.html(
     await embedDocument(
       product.productName,
       <article class="embed-card">
         <ProductImage entry={product} />
-        <h1>{product.productName}</h1>
+        {/* At most two lines (then an ellipsis, the full name in `title`), so the link stays inside a 320×360 frame. */}
+        <h1 title={product.productName}>{product.productName}</h1>
         <p>
           <Money cents={product.priceCents} /> · {product.stockCount > 0 ? 'In stock' : 'Out of stock'}
         </p>
-        <a href={shopUrl} target="_blank" rel="noopener">
-          View in the shop
+        <a href={productUrl} target="_blank" rel="noopener">
+          View the product
         </a>
       </article>,
     ),
@@ -119,6 +169,7 @@ const embedDocument = async (title: string, body: Child) =>
 
 export const storefrontRouter = new Hono<AppEnv>()
   .get('/shop', dashboardSecureHeaders, ...cachedPublicPage, storefrontPage)
+  .get('/shop/:id', dashboardSecureHeaders, ...cachedPublicPage, publicProductPage)
   .get('/embed/products/:id', embeddableHeaders, ...cachedPublicPage, embedCard);
 
 /** The storefront, the embeddable card and the images in the OpenAPI document (every answer the service gives is). */
@@ -134,9 +185,16 @@ export function registerStorefrontDocs(app: ReturnType<typeof createRouter>) {
       responses: { 200: html('The storefront'), ...notModified, ...errorResponses(422, 429) },
     },
     {
+      path: '/shop/{id}',
+      operationId: 'storefrontProductPage',
+      summary: "A product's public page: image, description, price, volume prices, stock, pack sizes, final sale, Sign in to buy (no cookie; cached like /shop)",
+      request: { params: IdParams },
+      responses: { 200: html('The product page'), ...notModified, ...errorResponses(429), 404: html('Unknown or inactive product') },
+    },
+    {
       path: '/embed/products/{id}',
       operationId: 'embedProductCard',
-      summary: 'A product card any site may frame (no script, no cookie): image, name, price, in or out of stock',
+      summary: 'A product card any site may frame (no script, no cookie): image, name, price, in or out of stock, a link to its product page',
       request: { params: IdParams },
       responses: { 200: html('The card'), ...notModified, ...errorResponses(429), 404: html('Unknown or inactive product') },
     },

@@ -6,11 +6,13 @@ import { vendorInvoiceThrottle } from '../middleware/rate-limit';
 import { DepositBody } from '../schemas/wallet';
 import type { DepositRow } from '../db/schema';
 import { queryAs } from '../services/caller';
-import { createDeposit, depositsQuery } from '../services/deposits';
+import { createDeposit, depositQuery, depositsQuery, getDeposit } from '../services/deposits';
+import { orderErrorReason } from '../lib/order-errors';
+import { afterPayment } from './shop';
 import { availableGateways, CRYPTO_CURRENCIES, DEFAULT_CRYPTO_CURRENCY, type GatewayOffer } from '../services/gateways';
 import { balanceQuery, transactionsQuery } from '../services/wallet';
-import { Alert, Field, IdempotencyKey, Money, Pager, Select, Stat } from './components';
-import { formHandler, parseForm, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from './forms';
+import { Alert, Field, IdempotencyKey, Money, Notice, Pager, Select, Stat } from './components';
+import { formHandler, idFromPath, parseForm, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from './forms';
 import { page } from './layout';
 import { DepositsTable, TransactionsTable } from './tables';
 import { mailFor } from '../middleware/send-emails';
@@ -32,14 +34,35 @@ interface WalletView {
   problem?: FormProblem;
 }
 
+/**
+ * The wallet after a payment (`?deposit=<id>`, where the checkout sends the buyer back): what became of that deposit,
+ * worded from the deposit as stored (the URL names only which one, so a crafted link states nothing false).
+ */
+function depositNotice(deposit: DepositRow | null) {
+  if (!deposit) return null;
+  if (deposit.status === 'pending') {
+    return deposit.orderProductId !== null ? `Deposit #${deposit.id} is waiting for its payment; your order is made as soon as it arrives.` : `Deposit #${deposit.id} is waiting for its payment.`;
+  }
+  if (deposit.status !== 'paid') return `Deposit #${deposit.id} was not paid (${deposit.status}); nothing was charged.`;
+  if (deposit.orderError) {
+    return `Deposit #${deposit.id} was credited, but the order could not be made: ${orderErrorReason(deposit.orderError)}. Nothing was bought; the money is in your wallet.`;
+  }
+  return `Deposit #${deposit.id} was credited.`;
+}
+
+const DEPOSIT_ID = /^[1-9]\d{0,14}$/;
+
 async function walletPage(c: Context<AppEnv>, { values, problem }: WalletView, status: 200 | FormProblem['status'] = 200) {
   const { caller } = c.var;
   const pageQuery = parseForm(PaginationQuery, { page: c.req.query('page') ?? '1' });
-  const [balanceCents, transactions, deposits] = await queryAs(c.var.db, caller, [
+  const asked = c.req.query('deposit');
+  const [balanceCents, transactions, deposits, paid] = await queryAs(c.var.db, caller, [
     balanceQuery(caller),
     transactionsQuery(caller, pageQuery),
     depositsQuery(caller, pageQuery),
+    depositQuery(caller, asked && DEPOSIT_ID.test(asked) ? Number(asked) : null),
   ]);
+  const notice = problem ? null : depositNotice(paid);
   const totalPages = Math.ceil(Math.max(transactions.total, deposits.total) / pageQuery.per_page);
   return page(
     c,
@@ -48,6 +71,7 @@ async function walletPage(c: Context<AppEnv>, { values, problem }: WalletView, s
       section: '/dashboard/wallet',
       children: (
         <>
+          {notice && <Notice>{notice}</Notice>}
           <dl class="stats">
             <Stat label="Balance">
               <Money cents={balanceCents} />
@@ -91,6 +115,11 @@ async function walletPage(c: Context<AppEnv>, { values, problem }: WalletView, s
 
 export const walletPages = new Hono<AppEnv>()
   .get('/wallet', requireSession, (c) => walletPage(c, {}))
+  // Where a checkout sends the buyer back: the order the deposit bought, else the wallet saying what happened.
+  .get('/wallet/deposits/:id', requireSession, async (c) => {
+    const deposit = await getDeposit(c.var.db, c.var.caller, idFromPath(c.req.param('id'), 'Deposit'));
+    return c.redirect(afterPayment(deposit), 303);
+  })
   .post(
     '/wallet/deposit',
     sameOriginForm,

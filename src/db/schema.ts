@@ -114,6 +114,8 @@ export const orders = sqliteTable(
     apiKeyId: integer('api_key_id').references(() => apiKeys.id),
     /** What was refunded so far (operator and claim refunds, a cancellation's rest); at most total_amount_cents. */
     refundedAmountCents: integer('refunded_amount_cents').notNull().default(0),
+    /** The coupon's part of `discount_amount_cents` (0 without a coupon). */
+    couponAmountCents: integer('coupon_amount_cents').notNull().default(0),
   },
   (t) => [
     uniqueIndex('orders_order_number_unique').on(t.orderNumber),
@@ -170,6 +172,16 @@ export const deposits = sqliteTable(
     provider: text('provider').notNull().default('generic'),
     /** When the vendor was last asked about the deposit (a refresh or the scheduled job). */
     lastCheckedAt: text('last_checked_at'),
+    /** An order the deposit pays for, bought in the batch that credits it, at the locked total (null: a plain deposit). */
+    orderProductId: integer('order_product_id').references(() => products.id),
+    orderQuantity: integer('order_quantity'),
+    orderCoupon: text('order_coupon'),
+    orderExpectedTotalCents: integer('order_expected_total_cents'),
+    /** The API key that made the deposit (its spend limit applies to the order); null from the dashboard. */
+    apiKeyId: integer('api_key_id').references(() => apiKeys.id),
+    /** The order bought when the deposit was credited, or the error code that refused it. */
+    orderId: integer('order_id').references(() => orders.id),
+    orderError: text('order_error'),
   },
   (t) => [
     uniqueIndex('deposits_reference_unique').on(t.reference),

@@ -14,7 +14,7 @@ import { readConfig, type AppEnv } from '../env';
 
 const STOCK_PREFIX = '/api/v2/stock';
 const LISTS = [STOCK_PREFIX, `${STOCK_PREFIX}/categories`, '/shop'];
-const productPaths = (id: number) => [`${STOCK_PREFIX}/${id}`, `${STOCK_PREFIX}/${id}/badge.svg`, `/embed/products/${id}`];
+const productPaths = (id: number) => [`${STOCK_PREFIX}/${id}`, `${STOCK_PREFIX}/${id}/badge.svg`, `/embed/products/${id}`, `/shop/${id}`];
 
 const cacheKey = (url: string) => new Request(url, { method: 'GET' });
 

@@ -57,7 +57,11 @@ function checkoutPage(deposit: DepositRow, nonce: string): string {
   </p>
   <p id="result" role="status" aria-live="polite"></p>
   <p class="note">Local stand-in for the payment gateway: the buttons send the gateway's signed webhook.</p>
-  <p><a href="/dashboard/wallet">Back to your wallet</a></p>
+  ${
+    deposit.orderProductId !== null
+      ? `<p><a id="continue" href="/dashboard/wallet/deposits/${deposit.id}">Continue to your order</a></p>`
+      : '<p><a href="/dashboard/wallet">Back to your wallet</a></p>'
+  }
 </main>
 <script nonce="${nonce}">
   const countdown = document.getElementById('countdown');
@@ -81,6 +85,9 @@ function checkoutPage(deposit: DepositRow, nonce: string): string {
     if (body.data && body.data.status) status.textContent = body.data.status;
     tick();
     settle(body.success ? true : false);
+    // A deposit that pays for an order: once paid, the buyer goes on to the order (or the wallet saying why not).
+    const next = document.getElementById('continue');
+    if (body.success && outcome === 'pay' && next) location.assign(next.href);
   }
   document.getElementById('pay').addEventListener('click', () => send('pay'));
   document.getElementById('fail').addEventListener('click', () => send('fail'));

@@ -27,6 +27,7 @@ export const Order = z
     discount_amount: money(0).openapi({ description: 'all that was taken off the list price: volume, discount and coupon' }),
     coupon: z.string().nullable().openapi({ description: 'the coupon code used, or null', example: null }),
     refunded_amount: money(0).openapi({ description: 'what was refunded of `total_amount` so far (operator and claim refunds, a cancellation); 0 when none' }),
+    coupon_amount: money(0).openapi({ description: "the coupon's part of `discount_amount` (0 without a coupon)" }),
     status: z.enum(['pending', 'completed', 'cancelled']),
     cancellable: z.boolean().openapi({
       description: "the product's `cancellable` when the order was placed: false means final sale, and the order can never be cancelled",
@@ -53,6 +54,7 @@ export const presentOrder = (o: OrderRow) => ({
   discount_amount: centsToAmount(o.discountAmountCents ?? 0),
   coupon: o.coupon ?? null,
   refunded_amount: centsToAmount(o.refundedAmountCents ?? (o.status === 'cancelled' ? o.totalAmountCents : 0)),
+  coupon_amount: centsToAmount(o.couponAmountCents ?? 0),
   status: o.status,
   cancellable: o.cancellable === 1,
   created_at: o.createdAt,
@@ -105,6 +107,15 @@ export const presentTransaction = (t: TransactionRow) => ({
   created_at: t.createdAt,
 });
 
+/** What became of the order a deposit pays for (both null for a plain deposit, and until the deposit is credited). */
+export const depositOrderFields = {
+  order_id: z.number().int().nullable().openapi({ description: 'the order bought when the deposit was credited, or null', example: null }),
+  order_error: z.string().nullable().openapi({
+    description: "why the deposit's order could not be bought when it was credited (an error code such as `INSUFFICIENT_STOCK` or `PRICE_CHANGED`; the money stays in the wallet), or null",
+    example: null,
+  }),
+};
+
 export const Deposit = z
   .object({
     id: z.number().int(),
@@ -115,6 +126,7 @@ export const Deposit = z
     payment_url: z.string().nullable().openapi({ format: 'uri' }),
     expires_at: timestamp,
     created_at: timestamp,
+    ...depositOrderFields,
   })
   .openapi('Deposit');
 
@@ -133,6 +145,9 @@ export const presentDeposit = (d: DepositRow) => ({
   payment_url: d.paymentUrl,
   expires_at: d.expiresAt,
   created_at: d.createdAt,
+  // Snapshots written before deposits carried orders lack these fields.
+  order_id: d.orderId ?? null,
+  order_error: d.orderError ?? null,
 });
 
 export const DepositStatus = z
@@ -143,12 +158,13 @@ export const DepositStatus = z
     payment_method: z.string(),
     expires_at: timestamp,
     created_at: timestamp,
+    ...depositOrderFields,
   })
   .openapi('DepositStatus');
 
 export const presentDepositStatus = (d: DepositRow) => {
-  const { id, status, amount, payment_method, expires_at, created_at } = presentDeposit(d);
-  return { id, status, amount, payment_method, expires_at, created_at };
+  const { id, status, amount, payment_method, expires_at, created_at, order_id, order_error } = presentDeposit(d);
+  return { id, status, amount, payment_method, expires_at, created_at, order_id, order_error };
 };
 
 export const discountPercent = z

@@ -21,12 +21,18 @@ export function registerServiceInfo(app: App) {
         operationId,
         tags: ['Service'],
         summary: 'Service name and version',
+        ...(path === '/' ? { description: 'A browser (`Accept` with `text/html`) is sent to the storefront `/shop` (302); any other client gets this JSON.' } : {}),
         responses: {
           200: jsonResponse(envelope(z.object({ name: z.string(), version: z.string(), docs: z.string(), openapi: z.string() })), 'About the service'),
+          ...(path === '/' ? { 302: { description: 'To the storefront /shop, for a browser', headers: { Location: { schema: { type: 'string' as const } } } } } : {}),
           ...errorResponses(),
         },
       }),
-      (c) => c.json(ok({ ...SERVICE, docs: '/docs', openapi: `${API_PREFIX}/openapi.json` }), 200),
+      (c) => {
+        // A person who types the shop's address lands in the storefront; clients keep the JSON index.
+        if (path === '/' && (c.req.header('Accept') ?? '').includes('text/html')) return c.redirect('/shop', 302);
+        return c.json(ok({ ...SERVICE, docs: '/docs', openapi: `${API_PREFIX}/openapi.json` }), 200);
+      },
     );
   }
 }

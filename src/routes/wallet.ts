@@ -11,7 +11,7 @@ import { createDeposit, getDeposit, listDeposits } from '../services/deposits';
 import { availableGateways, CRYPTO_CURRENCIES, GATEWAYS } from '../services/gateways';
 import { readAs } from '../services/caller';
 import { getBalanceCents, listTransactions } from '../services/wallet';
-import { Deposit, DepositStatus, presentDeposit, presentDepositStatus, presentTransaction, Transaction } from './representations';
+import { Deposit, depositOrderFields, DepositStatus, presentDeposit, presentDepositStatus, presentTransaction, Transaction } from './representations';
 import { mailFor } from '../middleware/send-emails';
 import { modeConfig } from '../middleware/mode';
 
@@ -24,6 +24,7 @@ const CreatedDeposit = z
     status: z.enum(['pending', 'paid', 'failed', 'expired']).openapi({ description: "'pending' when created" }),
     payment_url: z.string().openapi({ format: 'uri' }),
     expires_at: z.string().openapi({ format: 'date-time' }),
+    ...depositOrderFields,
   })
   .openapi('CreatedDeposit');
 
@@ -101,7 +102,11 @@ export const walletRouter = createRouter()
         'With a real payment provider on the slot, the invoice is created at the vendor first (at most 10 s) and ' +
         "`payment_url` is the vendor's page. The vendor unreachable or failing: 503 `GATEWAY_UNAVAILABLE` with " +
         "`Retry-After`; the vendor refusing the invoice: 422 `GATEWAY_REJECTED` with its reason. Either way nothing is " +
-        'stored and the `Idempotency-Key` stays free. A slot that is not available: 422 on `gateway`.',
+        'stored and the `Idempotency-Key` stays free. A slot that is not available: 422 on `gateway`. With `order` ' +
+        '(scopes `deposits` and `orders`), the deposit pays for that order: the order must be one a purchase would ' +
+        'make now at exactly `expected_total` (else the purchase\'s error, nothing stored), and when the deposit is ' +
+        'credited, by whatever path, the same step buys it with the wallet at that total. If it cannot be bought then, ' +
+        'the credit stands, nothing is bought, and the deposit\'s `order_error` says why; `order_id` names the order bought.',
       ...needsScope('deposits'),
       parameters: [idempotencyKeyParameter],
       request: { body: jsonBody(DepositBody) },
@@ -111,7 +116,7 @@ export const walletRouter = createRouter()
           'Pending deposit; pay at payment_url',
           idLinks('/data/deposit_id', { getDepositStatus: 'id', markDepositPaid: 'id', getCheckoutPage: 'deposit_id' }),
         ),
-        ...errorResponses(401, 403, 422, 429),
+        ...errorResponses(400, 401, 403, 404, 409, 422, 429),
       },
     }),
     async (c) => {
@@ -126,10 +131,27 @@ export const walletRouter = createRouter()
           status: d.status,
           payment_url: d.payment_url ?? '',
           expires_at: d.expires_at,
+          order_id: d.order_id,
+          order_error: d.order_error,
         };
         return { status: 200 as const, body: ok(data, 'Deposit created. Complete the payment at payment_url.') };
       };
-      const request = { amountCents: body.amount, gateway: body.gateway, cryptoCurrency: body.crypto_currency, origin: new URL(c.req.url).origin, beforeVendorCall: vendorInvoiceThrottle(c) };
+      // Paying for an order is also buying: the key needs the `orders` scope too.
+      if (body.order) c.var.caller.alsoScopes = ['orders'];
+      const order = body.order && {
+        productId: body.order.product_id,
+        quantity: body.order.quantity,
+        coupon: body.order.coupon ?? null,
+        expectedTotalCents: body.order.expected_total,
+      };
+      const request = {
+        amountCents: body.amount,
+        gateway: body.gateway,
+        cryptoCurrency: body.crypto_currency,
+        origin: new URL(c.req.url).origin,
+        beforeVendorCall: vendorInvoiceThrottle(c),
+        order,
+      };
       return idempotent(
         c,
         body,

@@ -38,6 +38,18 @@ export const PurchaseBody = z.object({
     }),
 });
 
+/** The order a deposit pays for (`POST /wallet/deposit`'s `order`): a purchase whose total is locked. */
+export const DepositOrder = PurchaseBody.extend({
+  expected_total: usdAmount('expected_total', 0, MAX_TOTAL_CENTS).openapi({
+    example: 9.98,
+    description: "the order's total as quoted: when the deposit is credited the order is bought at exactly this total, or not at all",
+  }),
+}).openapi({
+  description:
+    'buy this order with the wallet in the same step that credits the deposit (needs the `deposits` and `orders` scopes); ' +
+    'if it cannot be bought then, the credit stands and the deposit says why (`order_error`)',
+});
+
 /** GET /orders/quote: a query string, so ids and quantities arrive as text and are read as integers. */
 export const QuoteQuery = z.object({
   product_id: z

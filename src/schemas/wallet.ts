@@ -1,11 +1,12 @@
 import { z } from '@hono/zod-openapi';
 import { usdAmount } from '../lib/validation';
 import { CRYPTO_CURRENCIES, GATEWAY_INPUTS } from '../services/gateways';
+import { DepositOrder } from './orders';
 
 // Request schemas of deposits, shared by the API and the dashboard's wallet.
 
-const MIN_DEPOSIT_CENTS = 100;
-const MAX_DEPOSIT_CENTS = 1_000_000;
+export const MIN_DEPOSIT_CENTS = 100;
+export const MAX_DEPOSIT_CENTS = 1_000_000;
 
 export const DepositBody = z.object({
   amount: usdAmount('amount', MIN_DEPOSIT_CENTS, MAX_DEPOSIT_CENTS).openapi({ example: 50 }),
@@ -14,4 +15,5 @@ export const DepositBody = z.object({
     .enum(CRYPTO_CURRENCIES, `crypto_currency must be one of ${CRYPTO_CURRENCIES.join(', ')}`)
     .optional()
     .openapi({ description: 'crypto gateways only; default USDT' }),
+  order: DepositOrder.optional(),
 });

@@ -5,7 +5,7 @@ import { writeBatch, type WritePlan } from '../db/d1';
 import { ApiError, insufficientScope, notFound, unauthorized } from '../lib/errors';
 import { addressHex } from '../lib/ip';
 import type { RequestPlace } from '../lib/place';
-import { ALL_SCOPES, scopeBit, scopesOf, type Scope } from '../lib/scopes';
+import { ALL_SCOPES, scopeBit, scopeMask, scopesOf, type Scope } from '../lib/scopes';
 import { isoNow } from '../lib/time';
 
 /**
@@ -21,6 +21,8 @@ export interface Caller {
   readonly keyId?: SQL;
   /** The scope the route needs (src/lib/scopes.ts), set by the route; only an API key can lack one. */
   requiredScope?: Scope;
+  /** Scopes this request needs beside `requiredScope` (a deposit that pays for an order also needs `orders`). */
+  alsoScopes?: Scope[];
   /** Set from the proof's row once a batch has proved the credential (e.g. for last-used bookkeeping). */
   proved?: CallerProof;
   /** Set when the proof found the credential but refused this request (scope or address): already answered. */
@@ -59,7 +61,7 @@ export function apiKeyCaller(keyHash: string, clientIp: string | undefined, now 
     AND ${enabledUser(sql`api_keys.user_id`)}`;
   const fromHere = sql`(ip_ranges IS NULL OR EXISTS (SELECT 1 FROM json_each(api_keys.ip_ranges) r
     WHERE ${(clientIp && addressHex(clientIp)) ?? null} BETWEEN json_extract(r.value, '$[0]') AND json_extract(r.value, '$[1]')))`;
-  const mask = (caller: Caller) => (caller.requiredScope ? scopeBit(caller.requiredScope) : ALL_SCOPES);
+  const mask = (caller: Caller) => (caller.requiredScope ? scopeBit(caller.requiredScope) | scopeMask(caller.alsoScopes ?? []) : ALL_SCOPES);
   const mayAct = (caller: Caller) => sql`${live} AND scopes & ${mask(caller)} = ${mask(caller)} AND ${fromHere}`;
   return {
     get userId() {
@@ -73,7 +75,8 @@ export function apiKeyCaller(keyHash: string, clientIp: string | undefined, now 
     refusal(proof) {
       if (proof.placeAllowed === 0) return new ApiError('IP_NOT_ALLOWED', 'This API key may not be used from this address.', { ip: [(clientIp ?? 'unknown').slice(0, 64)] });
       const needed = mask(this);
-      if (((proof.scopes ?? 0) & needed) !== needed) return insufficientScope(this.requiredScope ? [this.requiredScope] : scopesOf(needed));
+      const missing = needed & ~(proof.scopes ?? 0);
+      if (missing !== 0) return insufficientScope(this.requiredScope && !this.alsoScopes?.length ? [this.requiredScope] : scopesOf(missing));
       return undefined;
     },
   };

@@ -20,7 +20,9 @@ import {
   type PaymentGateway,
   type TestPaymentGateway,
 } from './gateways';
-import { queryAs, readAs, writeAs, type Caller, type Query } from './caller';
+import { enabledUser, queryAs, readAs, writeAs, type Caller, type Query } from './caller';
+import { purchaseStatements, type PurchaseRequest, type PurchaseStatements } from './orders';
+import { allOf, pricedPurchase, purchaseRefusal, sellableGuards, type PricedPurchase } from './pricing';
 import { loggedEvent, logEvent, logOnly, receiveEvent, type ReceivedEvent } from './gateway-events';
 import { changeRowsWithEvents, eventIdsOf, inOutbox, newEvent, recordEvent, type Publish } from './events';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from './idempotency';
@@ -40,6 +42,8 @@ export interface DepositRequest {
   origin: string;
   /** Resolves when a vendor invoice may be opened for this client, throws (429) when not; not asked for a generic slot. */
   beforeVendorCall: () => Promise<void>;
+  /** An order the deposit pays for: bought with the wallet when the deposit is credited, at its expected total. */
+  order?: PurchaseRequest & { expectedTotalCents: number };
 }
 
 interface NewDeposit {
@@ -88,21 +92,42 @@ export async function createDeposit(
   const depositId = sql`(SELECT id FROM deposits WHERE reference = ${reference})`;
   const deposit = { reference, amountCents: request.amountCents, cryptoCurrency, expiresAt, nowMs };
   const invoice = await invoiceFor(gateway, deposit, depositId, request);
-  const [created, gateResult, ...accountResults] = await writeAs(d1, caller, {
+  const order = request.order ? orderCheck(caller, request.order, now) : null;
+  const [created, ...tail] = await writeAs(d1, caller, {
     writes: [
-      sql`INSERT INTO deposits (user_id, amount_cents, gateway, crypto_currency, status, expires_at, created_at, updated_at, reference, provider)
+      sql`INSERT INTO deposits (user_id, amount_cents, gateway, crypto_currency, status, expires_at, created_at, updated_at, reference, provider,
+                                order_product_id, order_quantity, order_coupon, order_expected_total_cents, api_key_id)
           SELECT ${caller.userId}, ${request.amountCents}, ${gateway.name}, ${cryptoCurrency}, 'pending',
-                 ${expiresAt}, ${now}, ${now}, ${reference}, ${gateway.provider}
-          WHERE ${caller.userId} IS NOT NULL AND ${gate.allows} AND ${account.allows}`,
+                 ${expiresAt}, ${now}, ${now}, ${reference}, ${gateway.provider},
+                 ${request.order?.productId ?? null}, ${request.order?.quantity ?? null}, ${request.order?.coupon ?? null},
+                 ${request.order?.expectedTotalCents ?? null}, ${caller.keyId ?? null}
+          WHERE ${caller.userId} IS NOT NULL AND ${gate.allows} AND ${account.allows}${order ? sql` AND ${order.allows}` : sql``}`,
       sql`UPDATE deposits SET payment_url = ${invoice.paymentUrl}, external_id = ${invoice.externalId} WHERE reference = ${reference}`,
       ...(claim ? recordClaim(caller, claim, sql`SELECT id, ${rowJson(deposits)} AS snapshot FROM deposits WHERE reference = ${reference}`) : []),
     ],
-    reads: [sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE reference = ${reference}`, ...gate.reads, ...account.reads],
+    reads: [sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE reference = ${reference}`, ...gate.reads, ...account.reads, ...(order ? [order.read] : [])],
     committed: ([deposit]) => rowsOf(deposit).length > 0,
   });
-  if (rowsOf(created).length === 0) account.check(gate.reads.length ? accountResults : [gateResult, ...accountResults]);
-  gate.check(gateResult);
-  return rowsOf<DepositRow>(created)[0];
+  const [row] = rowsOf<DepositRow>(created);
+  if (row) return row;
+  account.check(tail.slice(gate.reads.length, gate.reads.length + account.reads.length));
+  gate.check(tail[0]);
+  if (request.order) {
+    const refusal = purchaseRefusal(rowsOf<PricedPurchase>(tail.at(-1))[0], request.order.quantity, request.order.expectedTotalCents);
+    if (refusal.code !== 'INSUFFICIENT_BALANCE') throw refusal;
+  }
+  throw new Error('deposit not created and no reason read');
+}
+
+/**
+ * The order a new deposit pays for must be one a purchase would make now (product, pack size, stock, coupon, and the
+ * total it expects): else the deposit is refused with the purchase's own error and nothing is stored. Its balance is
+ * not asked (the deposit is there to cover it); the purchase at the credit checks everything again.
+ */
+function orderCheck(caller: Caller, order: PurchaseRequest & { expectedTotalCents: number }, now: string) {
+  const priced = pricedPurchase({ userId: caller.userId, productId: order.productId, quantity: order.quantity, coupon: order.coupon ?? null, now });
+  const guards = [...sellableGuards(order.quantity), { code: 'PRICE_CHANGED', allows: sql`q.total = ${order.expectedTotalCents}` }];
+  return { allows: sql`EXISTS (SELECT 1 FROM (${priced}) q WHERE ${allOf(guards)})`, read: priced };
 }
 
 /**
@@ -125,6 +150,15 @@ export const depositsQuery = (caller: Caller, page: Page): Query<{ rows: Deposit
     },
   };
 };
+
+/** One of the caller's deposits as of now, or null (none asked, unknown or another user's): a page's read. */
+export const depositQuery = (caller: Caller, depositId: number | null): Query<DepositRow | null> => ({
+  reads: depositId === null ? [] : [sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE id = ${depositId} AND user_id = ${caller.userId}`],
+  parse: ([rows]) => {
+    const [deposit] = rowsOf<DepositRow>(rows);
+    return deposit ? asOfNow(deposit) : null;
+  },
+});
 
 export async function listDeposits(d1: Db, caller: Caller, page: Page) {
   const [found] = await queryAs(d1, caller, [depositsQuery(caller, page)]);
@@ -197,6 +231,9 @@ export async function creditDeposit(
   const notice = depositCreditedEmail(mail, operationId, now);
   const creditedHere = sql`EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId})`;
   const event = newEvent('deposit.paid', now);
+  // A deposit that pays for an order buys it in this same batch, only when this batch credits it.
+  const order = orderOfDeposit(deposit, creditedHere, now, publish, mail);
+  const loggedRead = received ? [loggedEvent(received)] : [];
   const results = (
     await writeAsActor(d1, actor ?? refresh?.actor, {
       writes: [
@@ -217,12 +254,20 @@ export async function creditDeposit(
         sql`UPDATE deposits SET status = 'paid', paid_at = ${now}, transaction_id = ${transactionId}, updated_at = ${now},
                                 vendor_payment_id = coalesce(${paymentId ?? null}, vendor_payment_id)
             WHERE id = ${deposit.id} AND ${creditedHere}`,
+        ...(order
+          ? [
+              ...order.writes,
+              sql`UPDATE deposits SET order_id = (SELECT id FROM orders WHERE order_number = ${order.orderNumber}), order_error = ${order.refusalCode}
+                  WHERE id = ${deposit.id} AND ${creditedHere}`,
+            ]
+          : []),
         ...(received ? [logEvent(received, sql`CASE WHEN ${creditedHere} THEN 'credited' ELSE 'duplicate' END`)] : []),
         ...(claim
           ? recordClaim(OPERATOR, claim, sql`SELECT d.id, json_object('deposit', ${rowJson(deposits, 'd')}, 'credited', ${creditedHere}) AS snapshot
                                              FROM deposits d WHERE d.id = ${deposit.id}`)
           : []),
         recordEvent(event, deposits, sql`id = ${deposit.id} AND ${creditedHere}`),
+        ...(order?.announce ?? []),
         ...(actor
           ? [
               auditEntry(
@@ -246,8 +291,9 @@ export async function creditDeposit(
         sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE id = ${deposit.id}`,
         sql`SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId}`,
         inOutbox(event),
-        ...(received ? [loggedEvent(received)] : []),
+        ...loggedRead,
         ...notice.reads,
+        ...(order?.announceReads ?? []),
       ],
       // Paid by this batch or by another one: either way the credit exists once and a re-run would change nothing,
       // except for a gateway event, which is logged only once its own row is there.
@@ -255,9 +301,47 @@ export async function creditDeposit(
     })
   ).reads;
   const [read, credit, outbox] = results;
+  const afterNotice = 3 + loggedRead.length + notice.reads.length;
   publish?.(eventIdsOf(outbox));
-  notice.sent(results.at(-1));
-  return { deposit: rowsOf<DepositRow>(read)[0], credited: rowsOf(credit).length > 0 };
+  notice.sent(results[afterNotice - 1]);
+  const credited = rowsOf(credit).length > 0;
+  if (order && credited) order.announced(results.slice(afterNotice));
+  return { deposit: rowsOf<DepositRow>(read)[0], credited };
+}
+
+/**
+ * The purchase a deposit pays for, as statements for its credit's batch: bought for the deposit's user with the key
+ * that made the deposit (its spend limit applies), at the locked total, by the one builder of purchases. Only when this
+ * batch credits the deposit (a repeated notification buys nothing more), the user is not disabled, and the items are
+ * really there (a stock count out of step must refuse the order, never roll the credit back). Null for a plain deposit.
+ */
+function orderOfDeposit(deposit: DepositRow, creditedHere: SQL, now: string, publish: Publish | undefined, mail: Mail | undefined): PurchaseStatements | null {
+  const { orderProductId: productId, orderQuantity: quantity } = deposit;
+  if (productId === null || productId === undefined || quantity === null || quantity === undefined) return null;
+  const buyer: Caller = {
+    userId: sql`${deposit.userId}`,
+    proof: sql`SELECT ${deposit.userId} AS userId`,
+    ...(deposit.apiKeyId !== null && deposit.apiKeyId !== undefined ? { keyId: sql`${deposit.apiKeyId}` } : {}),
+  };
+  return purchaseStatements(
+    buyer,
+    { productId, quantity, coupon: deposit.orderCoupon, expectedTotalCents: deposit.orderExpectedTotalCents },
+    {
+      // Catalogue events' image URLs: the shop's origin where mail knows it (no request made this change).
+      origin: mail?.origin ?? '',
+      publish,
+      mail,
+      now,
+      alsoRequire: [
+        { code: 'UNAUTHORIZED', allows: enabledUser(sql`${deposit.userId}`) },
+        {
+          code: 'INSUFFICIENT_STOCK',
+          allows: sql`(SELECT count(*) FROM (SELECT 1 FROM stock_items WHERE product_id = ${productId} AND status = 'available' LIMIT ${quantity})) = ${quantity}`,
+        },
+        { code: 'NOT_CREDITED', allows: creditedHere },
+      ],
+    },
+  );
 }
 
 /**

@@ -50,7 +50,8 @@ export const receiptEmail = (mail: Mail | undefined, orderNumber: string, now: s
       userId: sql`u.id`,
       data: sql`json_object('name', u.name, 'order_number', o.order_number, 'order_id', o.id, 'product_name', o.product_name,
                             'quantity', o.quantity, 'unit_price_cents', o.list_unit_price_cents,
-                            'discount_cents', o.discount_amount_cents, 'coupon', o.coupon, 'total_cents', o.total_amount_cents,
+                            'discount_cents', o.discount_amount_cents, 'coupon', o.coupon, 'coupon_amount_cents', o.coupon_amount_cents,
+                            'total_cents', o.total_amount_cents,
                             'balance_after_cents', t.balance_after_cents, 'order_url', ${origin} || '/dashboard/orders/' || o.id)`,
       linksToShop: true,
     },
@@ -63,11 +64,13 @@ export const depositCreditedEmail = (mail: Mail | undefined, operationId: string
       id: newEmailId(),
       template: 'deposit_credited',
       subject: SUBJECTS.deposit_credited(settings.shopName),
-      from: sql`FROM wallet_transactions t JOIN users u ON u.id = t.user_id
+      from: sql`FROM wallet_transactions t JOIN users u ON u.id = t.user_id JOIN deposits d ON d.id = t.deposit_id
+                LEFT JOIN orders o ON o.id = d.order_id
                 WHERE t.operation_id = ${operationId} AND t.type = 'deposit' AND u.email_receipts = 1`,
       to: sql`u.email`,
       userId: sql`u.id`,
-      data: sql`json_object('name', u.name, 'deposit_id', t.deposit_id, 'amount_cents', t.amount_cents, 'balance_after_cents', t.balance_after_cents)`,
+      data: sql`json_object('name', u.name, 'deposit_id', t.deposit_id, 'amount_cents', t.amount_cents, 'balance_after_cents', t.balance_after_cents,
+                            'order_number', o.order_number, 'order_error', d.order_error)`,
     },
   ]);
 

@@ -1,5 +1,6 @@
 import type { EmailTemplate } from '../db/schema';
 import { formatUsd } from '../lib/money';
+import { orderErrorReason } from '../lib/order-errors';
 
 // The seven messages. Each is a few plain paragraphs and at most one link, rendered twice: as text, and as plain HTML
 // (every value escaped, no remote images, no tracking), signed with the shop's name. The fields come from the email's
@@ -60,7 +61,9 @@ const BODIES: Record<EmailTemplate, (data: Data, link: string | undefined) => Bo
         `Product: ${str(data, 'product_name')}`,
         `Quantity: ${str(data, 'quantity')}`,
         `Unit price: ${usd(data, 'unit_price_cents')}`,
-        `Discount: ${usd(data, 'discount_cents')}`,
+        // The discount split: volume price and the buyer's discount, then the coupon with its code.
+        `Discount (volume price and yours): ${formatUsd(Number(data.discount_cents ?? 0) - Number(data.coupon_amount_cents ?? 0))}`,
+        ...(typeof data.coupon === 'string' ? [`Coupon ${data.coupon}: ${usd(data, 'coupon_amount_cents')}`] : []),
         `Total: ${usd(data, 'total_cents')}`,
         `Balance after: ${usd(data, 'balance_after_cents')}`,
       ].join('\n'),
@@ -69,7 +72,16 @@ const BODIES: Record<EmailTemplate, (data: Data, link: string | undefined) => Bo
     link: { label: 'View the order', url: str(data, 'order_url') },
   }),
   deposit_credited: (data) => ({
-    paragraphs: [`Your deposit #${str(data, 'deposit_id')} of ${usd(data, 'amount_cents')} was credited.`, `Balance after: ${usd(data, 'balance_after_cents')}`],
+    paragraphs: [
+      `Your deposit #${str(data, 'deposit_id')} of ${usd(data, 'amount_cents')} was credited.`,
+      `Balance after: ${usd(data, 'balance_after_cents')}`,
+      // A deposit that paid for an order: bought (its receipt comes apart), or not, and the money stays in the wallet.
+      ...(typeof data.order_error === 'string'
+        ? [`The order you paid for could not be made: ${orderErrorReason(data.order_error)}. Nothing was bought; the money is in your wallet, ready to use.`]
+        : typeof data.order_number === 'string'
+          ? [`Your order ${str(data, 'order_number')} was made with it.`]
+          : []),
+    ],
   }),
   email_changed: (data) => ({
     paragraphs: [

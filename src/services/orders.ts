@@ -17,7 +17,7 @@ import { accountGate } from './accounts/holds';
 import { orderClaims } from './orders/claims';
 import { lowStockAlert } from './operator-alerts';
 import type { Mail } from './mail';
-import { pricedPurchase, purchaseRefusal, redeemCoupon, sellable, type PricedPurchase } from './pricing';
+import { allOf, firstFailing, pricedPurchase, purchaseRefusal, redeemCoupon, sellableGuards, type PricedPurchase, type PurchaseGuard } from './pricing';
 import { overSpendLimit, spendLimitState, withinSpendLimit } from './spend-limits';
 
 export interface OrderWithItems {
@@ -45,23 +45,52 @@ export interface PurchaseRequest {
   expectedTotalCents?: number | null;
 }
 
+/** What the purchase's statements need beyond the request: catalogue events' origin, a key claim, mail. */
+export interface PurchaseOptions extends CatalogueChange {
+  mail?: Mail;
+  now?: string;
+  /** More rules for the order's INSERT (the credit of a deposit: "this batch credited it", the items are there). */
+  alsoRequire?: PurchaseGuard[];
+}
+
+/** What the purchase's batch did, from its reads: the order bought, or the refusal that explains why not. */
+export type PurchaseOutcome = { bought: OrderWithItems; refusal?: undefined } | { bought?: undefined; refusal: ApiError };
+
+/** The statements of one purchase, for a batch of their own (`purchase`) or inside another (a deposit's credit). */
+export interface PurchaseStatements {
+  orderNumber: string;
+  writes: SQL[];
+  reads: SQL[];
+  /** After `writes`: the order's event, key claim, receipt and stock alert (a credit puts its own event before them). */
+  announce: SQL[];
+  /** SQL true once the order exists (this batch bought it). */
+  bought: SQL;
+  /** SQL: NULL when the order exists, else the error code of the first rule that refused it (order of `outcome`). */
+  refusalCode: SQL;
+  /** After the commit, given the results of `reads`: publishes the events and sends the receipt of an order bought. */
+  outcome: (results: D1Result[]) => PurchaseOutcome;
+  /**
+   * The two reads a batch that does not answer with the order needs (a credit's): the order's events to publish and
+   * its receipt to send, handed to `announced` after the commit.
+   */
+  announceReads: SQL[];
+  announced: (results: D1Result[]) => void;
+}
+
 /**
- * Buy `quantity` items of a product: one D1 batch that creates the order only if the product is active, the pack size
- * is allowed, enough stock is available, the coupon applies, the total is the one expected and the balance covers it,
- * all priced in SQL from the prices of that moment (src/services/pricing.ts); every later statement is keyed on the
- * order number generated here, so the debit, the claimed items, the ledger row, the coupon's redemption and the
- * stock_count decrement all happen or none do. The batch ends with reads: the order and its items, or, when nothing
- * was created, the priced state that says why.
+ * The one builder of a purchase's statements, used by `POST /orders` (and the dashboard's Buy) and by the credit of a
+ * deposit that pays for an order. The order row is created only if every rule holds (the email gate, the product is
+ * active, the pack size is allowed, enough stock is available, the coupon applies, the total is the one expected, the
+ * key's spend limit, the balance covers it), all priced in SQL from the prices of that moment
+ * (src/services/pricing.ts); every later statement is keyed on the order number generated here, so the debit, the
+ * claimed items, the ledger row, the coupon's redemption and the stock_count decrement all happen or none do. The reads
+ * show the order and its items, or, when nothing was created, the priced state that says why.
  */
-export async function purchase(
-  d1: Db,
-  caller: Caller,
-  request: PurchaseRequest,
-  { origin, claim, publish, mail }: CatalogueChange & { mail?: Mail },
-): Promise<OrderWithItems> {
+export function purchaseStatements(caller: Caller, request: PurchaseRequest, options: PurchaseOptions): PurchaseStatements {
   const { productId, quantity } = request;
+  const { origin, claim, publish, mail } = options;
   const expectedTotal = request.expectedTotalCents ?? null;
-  const now = isoNow();
+  const now = options.now ?? isoNow();
   const orderNumber = newOrderNumber(now);
   const receipt = receiptEmail(mail, orderNumber, now);
   const gate = verificationGate(mail, caller.userId);
@@ -71,62 +100,107 @@ export async function purchase(
   const orderExists = sql`EXISTS (SELECT 1 FROM orders WHERE order_number = ${orderNumber})`;
   const orderId = sql`(SELECT id FROM orders WHERE order_number = ${orderNumber})`;
   const priced = pricedPurchase({ userId: caller.userId, productId, quantity, coupon: request.coupon ?? null, now });
+  // In the order a refusal names them (`outcome` below says the same in words).
+  const guards: PurchaseGuard[] = [
+    ...account.guards,
+    { code: 'EMAIL_NOT_VERIFIED', allows: gate.allows },
+    ...sellableGuards(quantity),
+    { code: 'PRICE_CHANGED', allows: sql`(${expectedTotal} IS NULL OR q.total = ${expectedTotal})` },
+    { code: 'SPEND_LIMIT_REACHED', allows: withinSpendLimit(caller, sql`q.total`, now) },
+    { code: 'INSUFFICIENT_BALANCE', allows: sql`q.balance_cents >= q.total` },
+    ...(options.alsoRequire ?? []),
+  ];
 
   const soldOut = newCatalogueEvent('product.unavailable', now, origin);
   const spendReads = spendLimitState(caller, now);
-  const [orderResult, itemsResult, stateResult, outboxResult, soldOutResult, ...tail] = await writeAs(d1, caller, {
-    writes: [
-      sql`
-        INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, list_unit_price_cents, unit_price_cents,
-                            discount_amount_cents, total_amount_cents, coupon, status, created_at, updated_at, cancellable, api_key_id)
-        SELECT ${orderNumber}, q.user_id, q.product_id, q.product_name, ${quantity}, q.list_unit_price, q.unit_price,
-               q.list_unit_price * ${quantity} - q.total, q.total, q.coupon_code, 'pending', ${now}, ${now}, q.cancellable, ${caller.keyId ?? null}
-        FROM (${priced}) q
-        WHERE ${sellable(quantity)} AND q.balance_cents >= q.total AND (${expectedTotal} IS NULL OR q.total = ${expectedTotal})
-          AND ${gate.allows} AND ${withinSpendLimit(caller, sql`q.total`, now)}
-          AND ${account.allows}`,
-      ...walletMovement({
-        userId: caller.userId,
-        type: 'purchase',
-        operationId: newOperationId(),
-        now,
-        source: sql`
-          SELECT -o.total_amount_cents AS amount, 'Purchase ' || o.order_number || ': ' || o.quantity || ' x ' || o.product_name AS description,
-                 o.id AS order_id, NULL AS deposit_id
-          FROM orders o WHERE o.order_number = ${orderNumber}`,
-      }),
-      sql`
-        UPDATE stock_items SET status = 'sold', order_id = ${orderId}
-        WHERE id IN (SELECT id FROM stock_items WHERE product_id = ${productId} AND status = 'available' ORDER BY id LIMIT ${quantity})
-          AND ${orderExists}`,
-      sql`UPDATE products SET stock_count = stock_count - ${quantity} WHERE id = ${productId} AND ${orderExists}`,
-      recordCatalogueEvent(soldOut, productId, sql`p.stock_count = 0 AND ${orderExists}`),
-      // Backstop: quantity is re-derived from the items actually claimed; a short claim violates the orders CHECK and
-      // rolls the whole batch back.
-      sql`UPDATE orders SET quantity = (SELECT count(*) FROM stock_items WHERE order_id = orders.id) WHERE order_number = ${orderNumber}`,
-      redeemCoupon(orderNumber, now),
-      recordEvent(event, orders, sql`order_number = ${orderNumber}`),
-      ...(claim ? recordClaim(caller, claim, sql`SELECT id, ${rowJson(orders)} AS snapshot FROM orders WHERE order_number = ${orderNumber}`) : []),
-      ...receipt.writes,
-      ...lowStockAlert(mail, productId, orderNumber, now),
-    ],
-    reads: [orderByNumber(orderNumber), itemsOf(orderId), priced, inOutbox(event), catalogueEventIds(soldOut), ...spendReads, ...gate.reads, ...receipt.reads, ...account.reads],
+  const writes = [
+    sql`
+      INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, list_unit_price_cents, unit_price_cents,
+                          discount_amount_cents, total_amount_cents, coupon, coupon_amount_cents, status, created_at, updated_at, cancellable, api_key_id)
+      SELECT ${orderNumber}, q.user_id, q.product_id, q.product_name, ${quantity}, q.list_unit_price, q.unit_price,
+             q.list_unit_price * ${quantity} - q.total, q.total, q.coupon_code, q.deduction, 'pending', ${now}, ${now}, q.cancellable, ${caller.keyId ?? null}
+      FROM (${priced}) q
+      WHERE ${allOf(guards)}`,
+    ...walletMovement({
+      userId: caller.userId,
+      type: 'purchase',
+      operationId: newOperationId(),
+      now,
+      source: sql`
+        SELECT -o.total_amount_cents AS amount, 'Purchase ' || o.order_number || ': ' || o.quantity || ' x ' || o.product_name AS description,
+               o.id AS order_id, NULL AS deposit_id
+        FROM orders o WHERE o.order_number = ${orderNumber}`,
+    }),
+    sql`
+      UPDATE stock_items SET status = 'sold', order_id = ${orderId}
+      WHERE id IN (SELECT id FROM stock_items WHERE product_id = ${productId} AND status = 'available' ORDER BY id LIMIT ${quantity})
+        AND ${orderExists}`,
+    sql`UPDATE products SET stock_count = stock_count - ${quantity} WHERE id = ${productId} AND ${orderExists}`,
+    recordCatalogueEvent(soldOut, productId, sql`p.stock_count = 0 AND ${orderExists}`),
+    // Backstop: quantity is re-derived from the items actually claimed; a short claim violates the orders CHECK and
+    // rolls the whole batch back.
+    sql`UPDATE orders SET quantity = (SELECT count(*) FROM stock_items WHERE order_id = orders.id) WHERE order_number = ${orderNumber}`,
+    redeemCoupon(orderNumber, now),
+  ];
+  const announce = [
+    recordEvent(event, orders, sql`order_number = ${orderNumber}`),
+    ...(claim ? recordClaim(caller, claim, sql`SELECT id, ${rowJson(orders)} AS snapshot FROM orders WHERE order_number = ${orderNumber}`) : []),
+    ...receipt.writes,
+    ...lowStockAlert(mail, productId, orderNumber, now),
+  ];
+  const reads = [orderByNumber(orderNumber), itemsOf(orderId), priced, inOutbox(event), catalogueEventIds(soldOut), ...spendReads, ...gate.reads, ...receipt.reads, ...account.reads];
+  const outcome = (results: D1Result[]): PurchaseOutcome => {
+    const [orderResult, itemsResult, stateResult, outboxResult, soldOutResult, ...tail] = results;
+    const spendResults = tail.slice(0, spendReads.length);
+    const emailResults = tail.slice(spendReads.length);
+    const [order] = rowsOf<OrderRow>(orderResult);
+    if (order) {
+      publish?.([...eventIdsOf(outboxResult), ...eventIdsOf(soldOutResult)]);
+      receipt.sent(emailResults[gate.reads.length]);
+      return { bought: { order, stockItems: contentsOf(itemsResult) } };
+    }
+    try {
+      account.check(tail.slice(tail.length - account.reads.length));
+      gate.check(emailResults[0]);
+    } catch (err) {
+      if (err instanceof ApiError) return { refusal: err };
+      throw err;
+    }
+    const state = rowsOf<PricedPurchase>(stateResult)[0];
+    const refusal = purchaseRefusal(state, quantity, expectedTotal);
+    // Everything else in order, the key's daily cap is said before the balance (topping up would not help).
+    return { refusal: (refusal.code === 'INSUFFICIENT_BALANCE' && state && overSpendLimit(spendResults[0], state.total ?? 0)) || refusal };
+  };
+  return {
+    orderNumber,
+    writes,
+    announce,
+    reads,
+    announceReads: [sql`${inOutbox(event)} UNION ALL ${catalogueEventIds(soldOut)}`, ...receipt.reads],
+    announced: ([outbox, emails]) => {
+      publish?.(eventIdsOf(outbox));
+      receipt.sent(emails);
+    },
+    bought: orderExists,
+    refusalCode: sql`CASE WHEN ${orderExists} THEN NULL ELSE coalesce((SELECT ${firstFailing(guards)} FROM (${priced}) q), 'NOT_FOUND') END`,
+    outcome,
+  };
+}
+
+/**
+ * Buy `quantity` items of a product: the purchase's statements (`purchaseStatements`) as one D1 batch of their own,
+ * the caller's proof first. Answers the order and its items, or throws the refusal its reads explain.
+ */
+export async function purchase(d1: Db, caller: Caller, request: PurchaseRequest, options: CatalogueChange & { mail?: Mail }): Promise<OrderWithItems> {
+  const statements = purchaseStatements(caller, request, options);
+  const reads = await writeAs(d1, caller, {
+    writes: [...statements.writes, ...statements.announce],
+    reads: statements.reads,
     committed: ([order]) => rowsOf(order).length > 0,
   });
-  const spendResults = tail.slice(0, spendReads.length);
-  const emailResults = tail.slice(spendReads.length);
-  const [order] = rowsOf<OrderRow>(orderResult);
-  if (order) {
-    publish?.([...eventIdsOf(outboxResult), ...eventIdsOf(soldOutResult)]);
-    receipt.sent(emailResults[gate.reads.length]);
-    return { order, stockItems: contentsOf(itemsResult) };
-  }
-  account.check(tail.slice(tail.length - account.reads.length));
-  gate.check(emailResults[0]);
-  const state = rowsOf<PricedPurchase>(stateResult)[0];
-  const refusal = purchaseRefusal(state, quantity, expectedTotal);
-  // Everything else in order, the key's daily cap is said before the balance (topping up would not help).
-  throw (refusal.code === 'INSUFFICIENT_BALANCE' && state && overSpendLimit(spendResults[0], state.total ?? 0)) || refusal;
+  const { bought, refusal } = statements.outcome(reads);
+  if (refusal) throw refusal;
+  return bought;
 }
 
 /** What decides whether a buyer may cancel: the hold period and the cap on cancellations (src/env.ts Config). */

@@ -119,13 +119,34 @@ export function pricedPurchase({ userId, productId, quantity: count, coupon, now
     SELECT b.*, b.subtotal - b.deduction AS total FROM b`;
 }
 
+/** One rule of a purchase: SQL true when it holds, and the error code that names it when it does not. */
+export interface PurchaseGuard {
+  code: string;
+  allows: SQL;
+}
+
 /**
- * The guard every priced purchase (and quote) passes, over a `pricedPurchase` row aliased `q`: the product exists,
- * is active, the pack size is allowed, the stock covers the quantity, the coupon (if any) applies.
+ * The rules every priced purchase (and quote) passes, over a `pricedPurchase` row aliased `q`, in the order a refusal
+ * names them: the product exists, is active, the pack size is allowed, the stock covers the quantity, the coupon (if
+ * any) applies.
  */
-export const sellable = (quantity: number) => sql`q.product_id IS NOT NULL AND q.active = 1 AND q.stock_count >= ${quantity}
-  AND (q.allowed_quantities IS NULL OR ${quantity} IN (SELECT value FROM json_each(q.allowed_quantities)))
-  AND q.coupon_refusal IS NULL`;
+export const sellableGuards = (quantity: number): PurchaseGuard[] => [
+  { code: 'NOT_FOUND', allows: sql`q.product_id IS NOT NULL` },
+  { code: 'PRODUCT_UNAVAILABLE', allows: sql`q.active = 1` },
+  { code: 'INVALID_PACK_SIZE', allows: sql`(q.allowed_quantities IS NULL OR ${quantity} IN (SELECT value FROM json_each(q.allowed_quantities)))` },
+  { code: 'INSUFFICIENT_STOCK', allows: sql`q.stock_count >= ${quantity}` },
+  { code: 'COUPON_INVALID', allows: sql`q.coupon_refusal IS NULL` },
+];
+
+/** All of `guards` (the condition of a guarded INSERT). */
+export const allOf = (guards: PurchaseGuard[]) => sql.join(guards.map((g) => sql`(${g.allows})`), sql` AND `);
+
+/** The code of the first of `guards` that fails (NULL when all hold), for a statement reading `q`. */
+export const firstFailing = (guards: PurchaseGuard[]) =>
+  sql`CASE ${sql.join(guards.map((g) => sql`WHEN coalesce((${g.allows}), 0) = 0 THEN ${g.code}`), sql` `)} END`;
+
+/** The guard every priced purchase (and quote) passes (`sellableGuards`, all of them). */
+export const sellable = (quantity: number) => allOf(sellableGuards(quantity));
 
 const couponReasons: Record<Exclude<CouponRefusal, 'min_total'>, string> = {
   unknown: 'This coupon does not exist.',

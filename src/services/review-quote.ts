@@ -14,6 +14,8 @@ export interface ReviewedPurchase {
   product: ProductDetail;
   /** What `GET /orders/quote` answers for the same product, quantity and coupon now. */
   quote: Quote;
+  /** The buyer's balance as the same read saw it (a short one is offered "Pay $X and buy"). */
+  balanceCents: number;
 }
 
 export const reviewQuery = (caller: Caller, productId: number, quantity: number, coupon: string | null): Query<ReviewedPurchase> => {
@@ -22,7 +24,8 @@ export const reviewQuery = (caller: Caller, productId: number, quantity: number,
     reads: [...product.reads, pricedPurchase({ userId: caller.userId, productId, quantity, coupon, now: isoNow() })],
     parse: ([productRows, pricedRows]) => {
       const detail = product.parse([productRows]);
-      return { product: detail, quote: quoteOf(rowsOf<PricedPurchase>(pricedRows)[0], productId, quantity) };
+      const priced = rowsOf<PricedPurchase>(pricedRows)[0];
+      return { product: detail, quote: quoteOf(priced, productId, quantity), balanceCents: priced?.balance_cents ?? 0 };
     },
   };
 };

@@ -19,6 +19,12 @@ import type { Mail } from './mail';
 
 /** What one answer may cost in D1 statements: a credit's batch (9) and one round of the reads that settle it (4). */
 export const LOOKUP_STATEMENTS = 13;
+/**
+ * What a deposit that pays for an order adds to that: the purchase's statements in the credit's batch (11 writes, the
+ * deposit's order columns, 2 reads) and those reads again when settling.
+ */
+export const ORDER_STATEMENTS = 16;
+const lookupCost = (deposit: DepositRow) => LOOKUP_STATEMENTS + (deposit.orderProductId != null ? ORDER_STATEMENTS : 0);
 /** A Worker invocation's subrequests are limited (50 on the Free plan): the poll never asks more vendors than this. */
 export const MAX_POLL_LIMIT = 40;
 const OPEN_AFTER_EXPIRY_MS = 24 * 3_600_000;
@@ -70,7 +76,7 @@ export async function pollVendors(binding: Db, config: Config, nowMs: number, st
   const asked: number[] = [];
   const failures = new Map<string, VendorFailure>();
   for (const deposit of rowsOf<DepositRow>(found)) {
-    if (spent() + LOOKUP_STATEMENTS + CLOSING_STATEMENTS > statementBudget) break;
+    if (spent() + lookupCost(deposit) + CLOSING_STATEMENTS > statementBudget) break;
     const gateway = lookupGateway(config, deposit);
     if (!gateway) continue;
     try {

@@ -128,7 +128,7 @@ describe.runIf(browserAvailable)('the catalogue in a real browser', () => {
       const card = page.frameLocator('#card');
       await card.getByRole('heading', { name }).waitFor();
       expect(await card.getByText('In stock').count()).toBe(1);
-      expect(await card.getByRole('link', { name: 'View in the shop' }).getAttribute('href')).toBe(`${server.origin}/shop`);
+      expect(await card.getByRole('link', { name: 'View the product' }).getAttribute('href')).toBe(`${server.origin}/shop/${product.id}`);
       // frame-ancestors 'none': Chromium shows its own error page instead of the storefront.
       const shopFrame = page.frames().find((frame) => frame.url().endsWith('/shop') || frame.name() === 'shop');
       expect(await shopFrame?.locator('.products').count().catch(() => 0) ?? 0).toBe(0);

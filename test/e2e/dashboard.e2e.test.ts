@@ -160,10 +160,20 @@ describe.runIf(browserAvailable)('the dashboard in a real browser', () => {
 
     // Cancel: the refund restores the balance.
     const orderUrl = page.url().replace('?notice=charged', '');
+    await page.getByText(/^Delivered · can be cancelled until /).waitFor();
     await page.getByRole('button', { name: 'Cancel order' }).click();
+    // It asks first: the confirmation page says what will happen; Back changes nothing, Confirm cancels.
+    await page.waitForURL((url) => url.pathname === `${new URL(orderUrl).pathname}/cancel/confirm`);
+    expect(await page.locator('#confirm-effect').textContent()).toContain('$9.98 goes back to your wallet');
+    await screenshot('cancel-confirm');
+    await page.getByRole('link', { name: 'Back' }).click();
+    await page.waitForURL(orderUrl);
+    expect(await balance(key)).toBe(15.02);
+    await page.getByRole('button', { name: 'Cancel order' }).click();
+    await page.getByRole('button', { name: 'Confirm' }).click();
     await page.waitForURL(`${orderUrl}?notice=refunded`);
     expect(await page.getByRole('status').textContent()).toBe('Refunded $9.98');
-    await page.getByText('cancelled', { exact: true }).waitFor();
+    await page.getByText('Cancelled · refunded $9.98', { exact: true }).waitFor();
     expect(await page.getByRole('button', { name: 'Cancel order' }).count()).toBe(0);
     expect(await balance(key)).toBe(25);
     await screenshot('cancelled');

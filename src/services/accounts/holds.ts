@@ -21,6 +21,8 @@ export const onHold = () =>
  */
 export interface AccountGate {
   allows: SQL;
+  /** The same condition as the refusals it stands for, in the order they are said (a purchase's guard list). */
+  guards: { code: 'BLOCKED' | 'ACCOUNT_ON_HOLD'; allows: SQL }[];
   reads: SQL[];
   /** Throws BLOCKED (the rules are remembered on the caller's place) or ACCOUNT_ON_HOLD from the batch's reads. */
   check: (results: D1Result[]) => void;
@@ -31,6 +33,10 @@ export function accountGate(caller: Pick<Caller, 'userId' | 'place'>): AccountGa
   const held = sql`SELECT 1 FROM users WHERE id = ${caller.userId} AND held_at IS NOT NULL`;
   return {
     allows: sql`NOT EXISTS (${rules}) AND NOT EXISTS (${held})`,
+    guards: [
+      { code: 'BLOCKED', allows: sql`NOT EXISTS (${rules})` },
+      { code: 'ACCOUNT_ON_HOLD', allows: sql`NOT EXISTS (${held})` },
+    ],
     reads: [rules, held],
     check: ([blockedResult, heldResult]) => {
       refuseIfBlocked(blockedResult, caller.place);
