@@ -47,6 +47,16 @@ describe('CSRF: form posts only from the service itself', () => {
       ['/dashboard/console/coupons/1', { percent_off: '100', active: 'on' }],
       [`/dashboard/console/orders/${order.json.data.id}/cancel`, { idempotency_key: 'csrf-7' }],
       ['/dashboard/console/payments/gateway_one/check', {}],
+      // After the sale: a report, claim resolutions, the blocklist, a refund and holds.
+      ['/dashboard/orders/1/items/0/report', { reason: 'cross-site' }],
+      ['/dashboard/console/claims/1/replace', {}],
+      ['/dashboard/console/claims/1/refund', {}],
+      ['/dashboard/console/claims/1/reject', { note: 'x' }],
+      ['/dashboard/console/blocklist', { type: 'email', value: 'csrf@example.com' }],
+      ['/dashboard/console/blocklist/1/remove', {}],
+      ['/dashboard/console/orders/1/refund', { amount: '1', reason: 'x', idempotency_key: crypto.randomUUID() }],
+      ['/dashboard/console/users/1/hold', { reason: 'x' }],
+      ['/dashboard/console/users/1/hold/lift', {}],
       [`/dashboard/console/products/${product.id}/image`, {}],
       [`/dashboard/console/products/${product.id}/image/remove`, {}],
       [`/dashboard/console/products/${product.id}/items/1/delete`, { idempotency_key: 'csrf-9' }],
@@ -70,6 +80,7 @@ describe('CSRF: form posts only from the service itself', () => {
       path
         .replace(/\/\d+(?=\/|$)/, '/{id}')
         .replace(/items\/\d+\/delete$/, 'items/{item_id}/delete')
+        .replace(/items\/\d+\/report$/, 'items/{index}/report')
         .replace(/reset-password\/[^/]+$/, 'reset-password/{token}')
         .replace(/payments\/[^/]+\/check$/, 'payments/{slot}/check');
     expect(posts.map(([path]) => template(path)).sort()).toEqual(documented.sort());
