@@ -81,6 +81,8 @@ describe.runIf(browserAvailable)('GET /docs in a real browser', () => {
       return route.abort();
     });
     await page.goto(`${server.origin}/docs`);
+    // Sections start folded; opening "Orders" shows its operations.
+    await page.locator('#operations-tag-Orders').click();
     const purchase = page.locator('.opblock-post', { hasText: '/api/v2/orders' }).first();
     await purchase.waitFor({ timeout: 30_000 });
     expect(await purchase.textContent()).toContain('Buy a product');
