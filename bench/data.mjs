@@ -141,6 +141,45 @@ export async function loadStockTo(db, target, products, progress) {
 }
 
 /**
+ * Packs for the qty-100 cases: adds items to the bestsellers (round-robin) until they hold at least `packs` whole
+ * packs of `quantity` between them, then recomputes their stock_count. Returns the items added.
+ */
+export async function loadPacks(db, products, packs, quantity, progress) {
+  const best = bestsellerCount(products);
+  const { n: have } = await db
+    .prepare('SELECT coalesce(sum(stock_count / ?2), 0) AS n FROM products WHERE id <= ?1 AND active = 1')
+    .bind(best, quantity)
+    .first();
+  // Round-robin items fill every bestseller evenly, so a whole pack more for each needs `quantity` items each.
+  const rounds = Math.ceil(Math.max(0, packs - have) / best);
+  const total = rounds * best * quantity;
+  const now = new Date().toISOString();
+  for (let index = 0; index < total; ) {
+    const size = Math.min(ITEMS_PER_STATEMENT, total - index);
+    const items = new Array(size);
+    for (let k = 0; k < size; k++, index++) {
+      const product = (index % best) + 1;
+      items[k] = [product, `SKU-${String(product).padStart(5, '0')}-${randomBytes(6).toString('hex').toUpperCase()}-P${index}`];
+    }
+    await db
+      .prepare(
+        `INSERT INTO stock_items (product_id, content, status, created_at)
+         SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), 'available', ?2 FROM json_each(?1)`,
+      )
+      .bind(JSON.stringify(items), now)
+      .run();
+    progress(index, total);
+  }
+  if (total > 0) {
+    await db
+      .prepare(`UPDATE products SET stock_count = (SELECT count(*) FROM stock_items s WHERE s.product_id = products.id AND s.status = 'available') WHERE id <= ?1`)
+      .bind(best)
+      .run();
+  }
+  return total;
+}
+
+/**
  * The flash sale's product: a new active product of `items` stock items ($1.00 each, not one of the catalogue's), its
  * stock_count set in the same batch. Returns its id.
  */
