@@ -110,6 +110,16 @@ export async function loadProducts(db, count, progress) {
   }
 }
 
+/** One statement inserting available items, each `[product_id, content]`. */
+const insertItems = (db, items, now) =>
+  db
+    .prepare(
+      `INSERT INTO stock_items (product_id, content, status, created_at)
+       SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), 'available', ?2 FROM json_each(?1)`,
+    )
+    .bind(JSON.stringify(items), now)
+    .run();
+
 /**
  * Add stock items until the table holds `target` rows (all statuses), then recompute every stock_count in one
  * statement, as the admin upload does per product.
@@ -125,13 +135,7 @@ export async function loadStockTo(db, target, products, progress) {
       const product = productOfItem(index, products);
       items[k] = [product, `SKU-${String(product).padStart(5, '0')}-${randomBytes(6).toString('hex').toUpperCase()}-${index}`];
     }
-    await db
-      .prepare(
-        `INSERT INTO stock_items (product_id, content, status, created_at)
-         SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), 'available', ?2 FROM json_each(?1)`,
-      )
-      .bind(JSON.stringify(items), now)
-      .run();
+    await insertItems(db, items, now);
     progress(index - existing, target - existing);
   }
   await db
@@ -161,13 +165,7 @@ export async function loadPacks(db, products, packs, quantity, progress) {
       const product = (index % best) + 1;
       items[k] = [product, `SKU-${String(product).padStart(5, '0')}-${randomBytes(6).toString('hex').toUpperCase()}-P${index}`];
     }
-    await db
-      .prepare(
-        `INSERT INTO stock_items (product_id, content, status, created_at)
-         SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), 'available', ?2 FROM json_each(?1)`,
-      )
-      .bind(JSON.stringify(items), now)
-      .run();
+    await insertItems(db, items, now);
     progress(index, total);
   }
   if (total > 0) {
