@@ -95,7 +95,7 @@ export default defineConfig({
     // Stylesheets are read as text (`?raw`) by test/static-assets.test.ts; vitest otherwise hands tests an empty one.
     css: { include: [/assets\/dashboard\/.*\.css/] },
     include: ['test/**/*.test.ts'],
-    exclude: ['test/e2e/**', 'node_modules/**'],
+    exclude: ['test/e2e/**', 'test/node/**', 'node_modules/**'],
     setupFiles: ['./test/setup.ts'],
     // A passing run prints no log line: what a passing test logs (often on purpose: a vendor failing, a corrupted row)
     // is dropped; a failing test's logs are printed with its failure. Tests that log on purpose assert it (test/logs.ts).
