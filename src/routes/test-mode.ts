@@ -6,7 +6,7 @@ import { centsToAmount } from '../lib/money';
 import { usdAmount } from '../lib/validation';
 import { publishAfterResponse } from '../middleware/publish-events';
 import { resetSandbox } from '../services/accounts/sandbox-reset';
-import { settleTestDeposit, type TestOutcome } from '../services/payments/gateways/test';
+import { settleTestDeposit, type TestOutcome } from '../services/payments/test-deposits';
 import { createRouter, errorResponses, IdParams, jsonBody, jsonResponse, needsScope } from './openapi';
 import { requireTestKeyRoute } from '../middleware/mode';
 import type { Scope } from '../lib/scopes';

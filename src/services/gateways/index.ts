@@ -7,7 +7,7 @@ import { nowpaymentsAdapter } from './nowpayments';
 import { GATEWAYS, isCryptoGateway, slotSettings, usableSlot, type GatewayName, type ProviderName, type Slot, type VendorName } from './slots';
 import { stripeAdapter } from './stripe';
 import type { VendorAdapter, VendorFactory } from './types';
-import { TestGateway } from '../payments/gateways/test';
+import { TestGateway } from './test';
 
 // The registry: which provider serves each slot, and the adapter that speaks to it. The wallet code asks for a
 // slot's gateway and gets either the generic adapter (signed JSON webhooks, the local checkout page) or a real
