@@ -90,8 +90,8 @@ function historySql(history, productsSince) {
     // The local checkout's notification of each paid deposit, as the gateway log would hold it.
     ...insertRows('gateway_events', ['reference', 'gateway', 'deposit_id', 'status', 'amount_cents', 'transaction_id', 'outcome', 'received_at', 'source'],
       deposits.filter((d) => d.status === 'paid').map((d) => [`gwe_seed_${d.id}`, d.gateway, d.id, 'paid', d.amountCents, d.transactionId, 'credited', d.paidAt, 'notification'])),
-    ...insertRows('orders', ['id', 'order_number', 'user_id', 'product_id', 'product_name', 'quantity', 'unit_price_cents', 'total_amount_cents', 'status', 'created_at', 'updated_at', 'cancellable', 'list_unit_price_cents'],
-      orders.map((o) => [o.id, o.orderNumber, o.userId, o.product.id, o.product.name, o.quantity, o.product.priceCents, o.totalCents, o.status, o.createdAt, o.updatedAt, o.product.cancellable === false ? 0 : 1, o.product.priceCents])),
+    ...insertRows('orders', ['id', 'order_number', 'user_id', 'product_id', 'product_name', 'quantity', 'unit_price_cents', 'total_amount_cents', 'status', 'created_at', 'updated_at', 'cancellable', 'list_unit_price_cents', 'refunded_amount_cents'],
+      orders.map((o) => [o.id, o.orderNumber, o.userId, o.product.id, o.product.name, o.quantity, o.product.priceCents, o.totalCents, o.status, o.createdAt, o.updatedAt, o.product.cancellable === false ? 0 : 1, o.product.priceCents, o.status === 'cancelled' ? o.totalCents : 0])),
     ...insertRows('stock_items', ['product_id', 'content', 'status', 'order_id', 'created_at', 'revoked_at'], items),
     ...insertRows('wallet_transactions', ['user_id', 'type', 'amount_cents', 'balance_after_cents', 'description', 'order_id', 'deposit_id', 'operation_id', 'created_at'],
       ledger.map((t) => [t.userId, t.type, t.amountCents, t.balanceAfterCents, t.description, t.orderId ?? null, t.depositId ?? null, t.operationId, t.createdAt])),

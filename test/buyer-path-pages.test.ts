@@ -1,5 +1,6 @@
 import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
+import { listStockJson } from '../src/services/stock';
 import { SELF } from './contract';
 import { balanceOf, buy, call, deliverWebhook, newProduct, newUser } from './helpers';
 import { idempotencyKeyIn, ORIGIN, signedInUser, visit } from './dashboard-helpers';
@@ -167,5 +168,29 @@ describe('the review offers "Pay $X and buy" when the balance is short', () => {
     expect(wallet).toContain(`Deposit #${depositId} was credited, but the order could not be made: the price changed. Nothing was bought; the money is in your wallet.`);
     expect(wallet).toContain('Not made: the price changed');
     expect(await balanceOf(user)).toBe(4);
+  });
+});
+
+describe('the replacement warranty, where a buyer chooses', () => {
+  it('is warranty_hours on every public stock entry (list, detail) and a line on the product pages; none without one', async () => {
+    const name = `Warranted ${crypto.randomUUID()}`;
+    const product = await newProduct({ price: 2, stock: 2, name });
+    const none = await newProduct({ price: 2, stock: 2 });
+    const patched = await call(`/admin/products/${product.id}`, { method: 'PATCH', admin: true, body: { warranty_hours: 72 } });
+    expect(patched.status, patched.text).toBe(200);
+
+    expect((await call(`/stock/${product.id}`)).json.data.warranty_hours).toBe(72);
+    expect((await call(`/stock/${none.id}`)).json.data.warranty_hours).toBe(0);
+    // The list is rendered by SQLite (src/services/stock.ts), the cached answer of GET /stock: the same field and value.
+    const list = JSON.parse(await listStockJson(env.DB, ORIGIN)) as Array<{ product_id: number; warranty_hours: number }>;
+    expect(list.find((e) => e.product_id === product.id)?.warranty_hours).toBe(72);
+    expect(list.find((e) => e.product_id === none.id)?.warranty_hours).toBe(0);
+
+    const page = await (await SELF.fetch(`${ORIGIN}/shop/${product.id}`)).text();
+    expect(page).toContain('Replacement warranty: 72 hours');
+    expect(await (await SELF.fetch(`${ORIGIN}/shop/${none.id}`)).text()).not.toContain('Replacement warranty');
+    const user = await signedInUser();
+    const shopPage = await visit(`/dashboard/shop/${product.id}`, { cookie: user.cookie });
+    expect(shopPage.text).toContain('Replacement warranty: 72 hours');
   });
 });

@@ -47,7 +47,7 @@ const ORIGIN = 'http://localhost';
 async function jsList(): Promise<string> {
   const { results: rows } = await env.DB.prepare(
     `SELECT id AS productId, name AS productName, sku, stock_count AS stockCount, price_cents AS priceCents, cancellable,
-            allowed_quantities AS allowedQuantities, category, image, volume_prices AS volumePrices
+            allowed_quantities AS allowedQuantities, category, image, volume_prices AS volumePrices, warranty_hours AS warrantyHours
      FROM products WHERE active = 1 ORDER BY created_at DESC, id DESC`,
   ).all<StockEntry>();
   return JSON.stringify(rows.map((row) => presentStock(row, ORIGIN)));

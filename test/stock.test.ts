@@ -44,6 +44,7 @@ describe('GET /stock', () => {
       final_sale: false,
       allowed_quantities: null,
       volume_prices: null,
+      warranty_hours: 0,
     });
     expect(byId.get(empty.id)).toEqual({
       product_id: empty.id,
@@ -58,6 +59,7 @@ describe('GET /stock', () => {
       final_sale: true,
       allowed_quantities: null,
       volume_prices: null,
+      warranty_hours: 0,
     });
   });
 
@@ -118,6 +120,7 @@ describe('GET /stock/{product_id}', () => {
       final_sale: false,
       allowed_quantities: null,
       volume_prices: null,
+      warranty_hours: 0,
       description: null,
     });
   });

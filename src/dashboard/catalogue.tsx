@@ -34,6 +34,11 @@ export function ProductFacts({ entry }: { entry: StockEntry }) {
   );
 }
 
+/** "Replacement warranty: 72 hours", on a product's own page; nothing without a warranty. */
+export function WarrantyLine({ entry }: { entry: StockEntry }) {
+  return entry.warrantyHours > 0 ? <p class="warranty">{`Replacement warranty: ${entry.warrantyHours} hours`}</p> : null;
+}
+
 /** The product's volume prices ("5 or more: $8.00 each"), lowest quantity first; nothing when it has none. */
 export function VolumePrices({ entry }: { entry: StockEntry }) {
   const tiers = volumeTiersOf(entry.volumePrices);

@@ -20,7 +20,7 @@ import { queryAs } from '../services/caller';
 import { productDetailQuery, shopQuery, SHOP_PAGE_SIZE, type ProductDetail } from '../services/catalogue';
 import { reviewQuery } from '../services/review-quote';
 import type { StockEntry } from '../services/stock';
-import { CatalogueFilter, packSizesOf, ProductCard, ProductFacts, ProductImage, VolumePrices } from './catalogue';
+import { CatalogueFilter, packSizesOf, ProductCard, ProductFacts, ProductImage, VolumePrices, WarrantyLine } from './catalogue';
 import { Alert, Field, IdempotencyKey, Money, Pager, Select } from './components';
 import { formHandler, idFromPath, parseForm, redirectOnce, type FormFields, type FormProblem, sameOriginForm } from './forms';
 import { page } from './layout';
@@ -118,6 +118,7 @@ function ProductSheet({ product, values, problem }: { product: ProductDetail } &
         <ProductFacts entry={product} />
         <VolumePrices entry={product} />
         {product.cancellable === 0 && <p>Final sale: this order cannot be cancelled.</p>}
+        <WarrantyLine entry={product} />
         {product.description !== null && <p class="description">{product.description}</p>}
         <Alert problem={problem} />
         <QuantityForm entry={product} values={values} problem={problem} />

@@ -14,7 +14,7 @@ import { publicCaching, stockCache } from '../middleware/stock-cache';
 import { ShopQuery } from '../schemas/catalogue';
 import { queryPlain } from '../services/caller';
 import { productDetailQuery, shopQuery, SHOP_PAGE_SIZE } from '../services/catalogue';
-import { CatalogueFilter, ProductCard, ProductFacts, ProductImage, VolumePrices } from './catalogue';
+import { CatalogueFilter, ProductCard, ProductFacts, ProductImage, VolumePrices, WarrantyLine } from './catalogue';
 import { Money, Pager } from './components';
 import { idFromPath, parseForm } from './forms';
 import { dashboardSecureHeaders, PAGE_CSP } from './index';
@@ -104,7 +104,7 @@ async function publicProductPage(c: Context<AppEnv>) {
           <ProductFacts entry={product} />
           <VolumePrices entry={product} />
           {product.cancellable === 0 && <p>Final sale: this order cannot be cancelled.</p>}
-          {/* Warranty: "Replacement warranty: N hours" goes here once products carry warranty_hours. */}
+          <WarrantyLine entry={product} />
           {product.description !== null && <p class="description">{product.description}</p>}
           <p>
             <a class="button" href={signInToBuy(product.productId)}>

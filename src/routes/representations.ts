@@ -200,6 +200,7 @@ export const StockEntry = z
     cancellable: finalSaleFlag,
     ...catalogueFields,
     volume_prices: VolumePrices,
+    warranty_hours: z.number().int().openapi({ description: 'replacement warranty: hours after a purchase within which a bad item may be reported (0: none)' }),
   })
   .openapi('StockEntry');
 
@@ -222,6 +223,7 @@ export const presentStock = (s: StockRow, origin: string) => ({
   final_sale: s.cancellable === 0,
   allowed_quantities: packSizes(s.allowedQuantities),
   volume_prices: volumePricesOf(s.volumePrices),
+  warranty_hours: s.warrantyHours,
 });
 
 export const presentStockDetail = (s: StockRow & { description: string | null }, origin: string) => ({ ...presentStock(s, origin), description: s.description });
@@ -229,7 +231,7 @@ export const presentStockDetail = (s: StockRow & { description: string | null },
 export const ProductEventObject = StockEntry.extend({ previous_price: money(5.99).optional() }).openapi('ProductEventObject');
 
 /** Catalogue fields are absent from events written before they existed. */
-const CATALOGUE_DEFAULTS = { category: null, image: null, allowedQuantities: null, volumePrices: null };
+const CATALOGUE_DEFAULTS = { category: null, image: null, allowedQuantities: null, volumePrices: null, warrantyHours: 0 };
 
 /**
  * A catalogue event's snapshot carries its image's absolute URL (`imageUrl`, written with the origin of the change's

@@ -79,7 +79,7 @@ export function recordCatalogueEvent(
 ): SQL {
   const snapshot = sql`json_object('productId', p.id, 'productName', ${columns.name}, 'sku', ${columns.sku}, 'stockCount', ${columns.stockCount},
     'priceCents', ${columns.priceCents}, 'cancellable', ${columns.cancellable}, 'category', p.category, 'imageUrl', ${`${event.origin}/media/`} || p.image,
-    'allowedQuantities', p.allowed_quantities, 'volumePrices', ${columns.volumePrices ?? sql`p.volume_prices`}${previousPriceCents ? sql`, 'previousPriceCents', ${previousPriceCents}` : sql``})`;
+    'allowedQuantities', p.allowed_quantities, 'warrantyHours', p.warranty_hours, 'volumePrices', ${columns.volumePrices ?? sql`p.volume_prices`}${previousPriceCents ? sql`, 'previousPriceCents', ${previousPriceCents}` : sql``})`;
   return sql`
     INSERT INTO events (id, user_id, type, object_id, snapshot, created_at, enqueued_at)
     SELECT ${event.idPrefix} || ${base62Of(sql`w.user_id`)}, w.user_id, ${event.type}, p.id, ${snapshot}, ${event.now}, NULL

@@ -27,7 +27,7 @@ export interface ShopListing {
 export type ProductDetail = StockEntry & { description: string | null };
 
 const entryColumns = sql`id AS productId, name AS productName, sku, stock_count AS stockCount, price_cents AS priceCents, cancellable,
-  allowed_quantities AS allowedQuantities, category, image, volume_prices AS volumePrices`;
+  allowed_quantities AS allowedQuantities, category, image, volume_prices AS volumePrices, warranty_hours AS warrantyHours`;
 
 
 export const shopQuery = ({ category, q, page }: ShopFilter): Query<ShopListing> => {

@@ -19,6 +19,7 @@ const stockColumns = {
   category: products.category,
   image: products.image,
   volumePrices: products.volumePrices,
+  warrantyHours: products.warrantyHours,
 };
 
 export type StockEntry = {
@@ -35,6 +36,8 @@ export type StockEntry = {
   image: string | null;
   /** JSON volume tiers (src/services/pricing.ts), or null. */
   volumePrices: string | null;
+  /** Replacement warranty in hours (0 = none). */
+  warrantyHours: number;
 };
 
 /**
@@ -85,7 +88,7 @@ export async function stockByCategoryJson(d1: Db): Promise<string> {
 const stockJsonFields = (origin: string) => sql`'product_id', id, 'product_name', name, 'sku', sku, 'stock_count', stock_count,
   'in_stock', ${booleanJson(sql`stock_count > 0`)}, 'price', ${amountJson(sql`price_cents`)}, 'cancellable', ${booleanJson(sql`cancellable = 1`)},
   'category', category, 'image_url', ${origin + '/media/'} || image, 'final_sale', ${booleanJson(sql`cancellable = 0`)},
-  'allowed_quantities', json(allowed_quantities), 'volume_prices', ${volumePricesJson(sql`volume_prices`)}`;
+  'allowed_quantities', json(allowed_quantities), 'volume_prices', ${volumePricesJson(sql`volume_prices`)}, 'warranty_hours', warranty_hours`;
 
 /** One statement, one round trip: the aggregate's text, never parsed here. */
 async function jsonArrayOf(d1: Db, aggregate: SQL, from: SQL): Promise<string> {

@@ -11,7 +11,7 @@ import { isoNow } from '../../lib/time';
 // (src/middleware/sandbox-refresh.ts).
 
 /** The live columns the sandbox copies (and the live stock count its generated stock matches). */
-const COPIED = sql`id, name, sku, category, description, image, price_cents, allowed_quantities, volume_prices, cancellable, stock_count, created_at`;
+const COPIED = sql`id, name, sku, category, description, image, price_cents, allowed_quantities, volume_prices, cancellable, warranty_hours, stock_count, created_at`;
 
 /** A sandbox batch's JSON parameter stays well below D1's 2 MB per value. */
 const MAX_CHUNK_CHARS = 1_000_000;
@@ -48,17 +48,17 @@ function chunksOf(products: Record<string, unknown>[]): string[] {
 function copyStatements(chunk: string, now: string): SQL[] {
   const products = sql`json_each(${chunk}) p`;
   const same = (column: string) => sql`products.${sql.raw(column)} IS excluded.${sql.raw(column)}`;
-  const columns = ['name', 'sku', 'category', 'description', 'image', 'price_cents', 'allowed_quantities', 'volume_prices', 'cancellable', 'active'];
+  const columns = ['name', 'sku', 'category', 'description', 'image', 'price_cents', 'allowed_quantities', 'volume_prices', 'cancellable', 'warranty_hours', 'active'];
   return [
     // A SKU that moved to another product live is moved out of the way first (SKUs are unique).
     sql`UPDATE products SET sku = '~' || id || '~' || sku
         WHERE sku IN (SELECT ${field('sku')} FROM ${products})
           AND NOT EXISTS (SELECT 1 FROM ${products} WHERE ${field('id')} = products.id AND ${field('sku')} = products.sku)`,
     sql`INSERT INTO products (id, name, sku, category, description, image, price_cents, allowed_quantities, volume_prices, cancellable,
-                              active, stock_count, created_at, updated_at)
+                              warranty_hours, active, stock_count, created_at, updated_at)
         SELECT ${field('id')}, ${field('name')}, ${field('sku')}, ${field('category')}, ${field('description')}, ${field('image')},
                ${field('price_cents')}, ${field('allowed_quantities')}, ${field('volume_prices')}, ${field('cancellable')},
-               1, 0, ${field('created_at')}, ${now}
+               ${field('warranty_hours')}, 1, 0, ${field('created_at')}, ${now}
         FROM ${products} WHERE true
         ON CONFLICT (id) DO UPDATE SET
           ${sql.join(columns.map((c) => sql`${sql.raw(c)} = excluded.${sql.raw(c)}`), sql`, `)}, updated_at = excluded.updated_at
