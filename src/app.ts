@@ -10,10 +10,14 @@ import { requestLog } from './middleware/request-log';
 import { requestPlace } from './middleware/request-place';
 import { renderError } from './middleware/render-error';
 import { methodNotAllowedOrNotFound } from './middleware/method-not-allowed';
-import { adminRouter } from './routes/admin';
+import { adminUsersRouter } from './routes/admin/users';
+import { adminProductsRouter } from './routes/admin/products';
+import { adminDepositsRouter } from './routes/admin/deposits';
+import { adminOrdersRouter } from './routes/admin/orders';
+import { adminStatsRouter } from './routes/admin/stats';
+import { adminAuditLogRouter } from './routes/admin/audit-log';
 import { authRouter } from './routes/auth';
 import { adminEmailsRouter } from './routes/admin-emails';
-import { adminConsoleRouter } from './routes/admin-console';
 import { adminCouponsRouter } from './routes/admin-coupons';
 import { adminExportsRouter } from './routes/admin-exports';
 import { adminGatewaysRouter } from './routes/admin-gateways';
@@ -101,8 +105,12 @@ export function createApp() {
     .route(`${API_PREFIX}/orders`, ordersRouter)
     .route(`${API_PREFIX}/orders`, orderClaimsRouter)
     .route(`${API_PREFIX}/wallet`, walletRouter)
-    .route(`${API_PREFIX}/admin`, adminRouter)
-    .route(`${API_PREFIX}/admin`, adminConsoleRouter)
+    .route(`${API_PREFIX}/admin`, adminUsersRouter)
+    .route(`${API_PREFIX}/admin`, adminProductsRouter)
+    .route(`${API_PREFIX}/admin`, adminDepositsRouter)
+    .route(`${API_PREFIX}/admin`, adminOrdersRouter)
+    .route(`${API_PREFIX}/admin`, adminStatsRouter)
+    .route(`${API_PREFIX}/admin`, adminAuditLogRouter)
     .route(`${API_PREFIX}/admin`, productImagesRouter)
     .route(`${API_PREFIX}/admin`, revokedItemsRouter)
     .route(`${API_PREFIX}/admin`, adminCouponsRouter)
