@@ -3,7 +3,7 @@ import { createRouter, errorResponses, jsonResponse } from '../openapi';
 import { AUDIT_ACTIONS, type AuditRow } from '../../db/schema';
 import { paged, pagedEnvelope } from '../../lib/pagination';
 import { AuditLogQuery } from '../../schemas/operator';
-import { auditLogQuery } from '../../services/audit-log';
+import { auditLogQuery } from '../../services/accounts/audit-log';
 import { queryPlain } from '../../services/caller';
 
 // The audit log: every operator write, newest first.

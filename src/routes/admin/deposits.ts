@@ -6,15 +6,15 @@ import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, jsonBo
 import { idempotent } from '../../middleware/idempotency';
 import { publishAfterResponse } from '../../middleware/publish-events';
 import { RefreshDepositBody, DepositsQuery } from '../../schemas/operator';
-import { markDepositPaid, type CreditSnapshot } from '../../services/deposits';
-import { refreshDeposit, type LookupResult } from '../../services/vendor-payments';
+import { markDepositPaid, type CreditSnapshot } from '../../services/payments/deposits';
+import { refreshDeposit, type LookupResult } from '../../services/payments/vendor-notifications';
 import { OPERATOR } from '../../services/idempotency';
-import { ADMIN_TOKEN_ACTOR } from '../../services/audit-log';
+import { ADMIN_TOKEN_ACTOR } from '../../services/accounts/audit-log';
 import { Deposit, DepositStatus, lastCheckedAt, presentDeposit, presentDepositStatus } from '../representations';
 import { mailFor } from '../../middleware/send-emails';
 import { paged, pagedEnvelope } from '../../lib/pagination';
 import { queryPlain } from '../../services/caller';
-import { operatorDepositsQuery, type OperatorDeposit } from '../../services/operator-deposits';
+import { operatorDepositsQuery, type OperatorDeposit } from '../../services/operator/deposits';
 
 // Deposits for the operator: every user's deposits, confirming one as paid, and asking its payment provider what
 // happened to it.

@@ -5,7 +5,7 @@ import type { OrderRow } from '../../db/schema';
 import { paged, pagedEnvelope } from '../../lib/pagination';
 import { OrdersQuery } from '../../schemas/operator';
 import { queryPlain } from '../../services/caller';
-import { orderDetailQuery, ordersQuery } from '../../services/operator-orders';
+import { orderDetailQuery, ordersQuery } from '../../services/operator/orders';
 import { Order, OrderWithItems, presentOrder } from '../representations';
 
 // Every user's orders for the operator, a page at a time or one with its items.

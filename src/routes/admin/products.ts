@@ -8,12 +8,12 @@ import { idempotent } from '../../middleware/idempotency';
 import { catalogueChange } from '../../middleware/publish-events';
 import { purgeStock } from '../../middleware/stock-cache';
 import { ProductBody, productInput, ProductsQuery } from '../../schemas/operator';
-import { addStock, checkedUpload, createProduct, MAX_ITEM_LENGTH, MAX_ITEMS_PER_UPLOAD, updateProduct, type StockUpload } from '../../services/products';
+import { addStock, checkedUpload, createProduct, MAX_ITEM_LENGTH, MAX_ITEMS_PER_UPLOAD, updateProduct, type StockUpload } from '../../services/catalogue/products';
 import { OPERATOR } from '../../services/idempotency';
-import { ADMIN_TOKEN_ACTOR } from '../../services/audit-log';
+import { ADMIN_TOKEN_ACTOR } from '../../services/accounts/audit-log';
 import { presentProduct, Product } from '../representations';
 import { queryPlain } from '../../services/caller';
-import { catalogueQuery, type CatalogueProduct } from '../../services/operator-catalogue';
+import { catalogueQuery, type CatalogueProduct } from '../../services/operator/catalogue';
 
 // Products for the operator: create and change them, upload their stock, and the catalogue as the operator sees it
 // (units sold, inactive products included).

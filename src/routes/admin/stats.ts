@@ -4,7 +4,7 @@ import { createRouter, errorResponses, jsonResponse } from '../openapi';
 import { centsToAmount } from '../../lib/money';
 import { SalesQuery } from '../../schemas/operator';
 import { queryPlain } from '../../services/caller';
-import { salesQuery, type SalesDay } from '../../services/operator-overview';
+import { salesQuery, type SalesDay } from '../../services/operator/overview';
 
 // The shop's sales by UTC day, for the operator.
 

@@ -10,20 +10,20 @@ import { publishAfterResponse } from '../../middleware/publish-events';
 import { AdjustmentBody, UpdateUserBody, USER_ROLES, UsersQuery } from '../../schemas/operator';
 import { CreateUserBody } from '../../schemas/users';
 import { OPERATOR } from '../../services/idempotency';
-import { createUser, type UserCreationSnapshot, type UserProfile } from '../../services/users';
-import { adjustBalance } from '../../services/wallet';
-import { ADMIN_TOKEN_ACTOR } from '../../services/audit-log';
+import { createUser, type UserCreationSnapshot, type UserProfile } from '../../services/accounts/users';
+import { adjustBalance } from '../../services/payments/wallet';
+import { ADMIN_TOKEN_ACTOR } from '../../services/accounts/audit-log';
 import { presentTransaction, Transaction, discountPercent } from '../representations';
-import { presentProfile, UserProfileSchema } from '../user';
+import { presentProfile, UserProfileSchema } from '../accounts/user';
 import { centsToAmount } from '../../lib/money';
 import { paged, pagedEnvelope } from '../../lib/pagination';
 import { queryPlain } from '../../services/caller';
-import { updateUser, usersQuery, userDetailQuery, type OperatorUser, type OperatorUserDetail } from '../../services/operator-users';
-import { createPasswordReset, type ResetLink, type ResetLinkSnapshot } from '../../services/password-resets';
+import { updateUser, usersQuery, userDetailQuery, type OperatorUser, type OperatorUserDetail } from '../../services/operator/users';
+import { createPasswordReset, type ResetLink, type ResetLinkSnapshot } from '../../services/accounts/password-resets';
 
 // Users for the operator (behind the admin token): create one with its first API key, credit or debit its wallet, list
 // and read them, change their role, discount or access, and make a password reset link. Every write is on the audit
-// log (src/services/audit-log.ts).
+// log (src/services/accounts/audit-log.ts).
 
 const security = [{ AdminBearer: [] }];
 // Every admin POST/PATCH takes an Idempotency-Key in the operator's own key namespace.
