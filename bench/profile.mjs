@@ -42,7 +42,7 @@ const middlewarePart = (name) => MIDDLEWARE_LABELS[name] ?? `middleware: ${name}
 const MODULE_PARTS = [
   [/^console\b/, 'logging: request-log (one JSON line, console.log)'],
   [/^cloudflare-internal:ratelimit/, middlewarePart('rate-limit')],
-  [/^src\/services\/api-keys\.ts$|^src\/services\/caller\.ts$|^src\/services\/accounts\/(api-keys|caller)\.ts$/, middlewarePart('auth')],
+  [/^src\/services\/(caller|accounts\/keys)\.ts$/, middlewarePart('auth')],
   [/^test\/production-d1\.ts$|^bench\//, 'bench instrumentation (bench only)'],
   [/^cloudflare-internal:d1-api|^node_modules\/drizzle-orm\/|^src\/db\//, 'D1: the wrapper (src/db), drizzle, the binding client'],
   [/^node_modules\/(zod|@hono\/zod-openapi|@hono\/zod-validator|@asteasolutions)\/|^src\/lib\/validation\.ts$|^src\/schemas\//, 'validation (zod)'],
