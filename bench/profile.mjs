@@ -1,7 +1,7 @@
 // `npm run bench -- --profile`: V8 CPU profiles of every isolate in the workerd process (the API, the local D1, the
 // Cache API and the rate limiter are each an isolate, all on workerd's one thread) while a case runs, through
-// workerd's inspector. It answers "where does the thread's time go": per isolate, and within the API per source
-// module (each middleware is a file in src/lib) and per function.
+// workerd's inspector. It answers "where does the thread's time go": per isolate, and within the API per part
+// (each middleware, routing, validation, the handler, D1, rendering, logging), per source module and per function.
 import { readFileSync } from 'node:fs';
 
 const ISOLATES = {
@@ -26,20 +26,55 @@ const ISOLATE_PART = {
   'cache:cache': 'Cache API: local implementation (emulator only)',
 };
 const isolatePart = (id) => ISOLATE_PART[id] ?? (id.startsWith('cache:') ? ISOLATE_PART['cache:cache'] : null);
+// Within the API isolate, one part per middleware (each file of src/middleware, each of Hono's own middlewares, the
+// app's inline ones being files too: src/middleware/response-headers.ts, body-limits.ts), plus routing, validation,
+// the handler, the D1 wrapper and client, JSON rendering and logging. A sample goes to the nearest frame of its stack
+// (leaf first) that names a part; frames of Hono's helpers (`c.header`, `c.req.header`, `matchedRoutes`...) and of
+// src/lib (pure helpers: `sha256Hex`, regexes) name none, so they count for the middleware or handler that called
+// them, while Hono's dispatch (compose, the router) counts as routing: it is what calls every middleware's `next()`.
+const MIDDLEWARE_LABELS = {
+  'request-log': 'logging: request-log (one JSON line, console.log)',
+  'rate-limit': 'middleware: rate-limit (the binding call)',
+  auth: 'middleware: auth (API key: shape, SHA-256, caller)',
+  'stock-cache': 'middleware: stock-cache (Cache API binding call)',
+};
+const middlewarePart = (name) => MIDDLEWARE_LABELS[name] ?? `middleware: ${name}`;
 const MODULE_PARTS = [
-  [/^src\/middleware\/request-log\.ts$|^console\b/, 'logging'],
-  [/^src\/middleware\/rate-limit\.ts$|^cloudflare-internal:ratelimit/, 'rate limiter: the binding call'],
-  [/^src\/middleware\/auth\.ts$|^src\/services\/api-keys\.ts$|^src\/services\/caller\.ts$/, 'auth proof'],
+  [/^console\b/, 'logging: request-log (one JSON line, console.log)'],
+  [/^cloudflare-internal:ratelimit/, middlewarePart('rate-limit')],
+  [/^src\/services\/(caller|accounts\/keys)\.ts$/, middlewarePart('auth')],
   [/^test\/production-d1\.ts$|^bench\//, 'bench instrumentation (bench only)'],
-  [/^cloudflare-internal:d1-api|^node_modules\/drizzle-orm\/|^src\/db\//, 'D1 call: client, SQL building, results'],
-  [/^node_modules\/(zod|@hono\/zod-openapi|@hono\/zod-validator|@asteasolutions)\/|^src\/lib\/validation\.ts$/, 'validation'],
-  [/^node_modules\/hono\/dist\/middleware\/etag\/|^src\/routes\/|^src\/lib\/(envelope|money)\.ts$|^src\/lib\/crypto\.ts$/, 'rendering (body, ETag)'],
-  [/^src\/middleware\/stock-cache\.ts$/, 'Cache API: the binding call'],
-  [/^node_modules\/hono\//, 'routing and framework (hono)'],
+  [/^cloudflare-internal:d1-api|^node_modules\/drizzle-orm\/|^src\/db\//, 'D1: the wrapper (src/db), drizzle, the binding client'],
+  [/^node_modules\/(zod|@hono\/zod-openapi|@hono\/zod-validator|@asteasolutions)\/|^src\/lib\/validation\.ts$|^src\/schemas\//, 'validation (zod)'],
+  [/^src\/lib\/(envelope|money)\.ts$/, 'rendering: the body (envelope, c.json, Response)'],
+  [/^src\/routes\//, 'handler (src/routes)'],
   [/^src\/services\//, 'business rules (src/services)'],
-  [/^src\//, 'other app code'],
+  [/^src\/dashboard\//, 'dashboard and storefront pages'],
 ];
-const partOfModule = (module) => MODULE_PARTS.find(([re]) => re.test(module))?.[1] ?? null;
+const HONO_DISPATCH = /^node_modules\/hono\/dist\/(compose|hono-base|hono|router|router\/.*)\.js$|^node_modules\/hono\/dist\/router\//;
+const HONO_RENDER = new Set(['json', 'body', 'text', 'html', 'newResponse', '#newResponse', 'get res', 'set res']);
+
+/** The part of one sample of the API isolate: its frames leaf first, each { module, name }. */
+export function partOfStack(frames) {
+  let sawHono = false;
+  for (const { module, name } of frames) {
+    if (HONO_DISPATCH.test(module)) return 'routing and framework (hono: router, compose, context)';
+    const honoMiddleware = /^node_modules\/hono\/dist\/middleware\/([^/]+)\//.exec(module);
+    if (honoMiddleware) return `middleware: ${honoMiddleware[1]} (hono)`;
+    if (module === 'node_modules/hono/dist/context.js' && HONO_RENDER.has(name)) return 'rendering: the body (envelope, c.json, Response)';
+    if (module.startsWith('node_modules/hono/')) {
+      sawHono = true;
+      continue;
+    }
+    const mw = /^src\/middleware\/([^/]+)\.ts$/.exec(module);
+    if (mw) return middlewarePart(mw[1]);
+    const known = MODULE_PARTS.find(([re]) => re.test(module));
+    if (known) return known[1];
+    if (module.startsWith('src/lib/')) continue;
+    if (module.startsWith('src/')) return 'other app code';
+  }
+  return sawHono ? 'routing and framework (hono: router, compose, context)' : null;
+}
 
 const isolateName = (id) => ISOLATES[id] ?? (id.startsWith('cache:') ? `local Cache API entry (${id})` : id);
 const PROFILED = (id) => !/^(outbound:|core:entry$|MINIFLARE_|email:)/.test(id);
@@ -165,7 +200,11 @@ export function summarise(profiles, requests, moduleOfLine, apiTarget, workerdUs
         continue;
       }
       let part = name === '(garbage collector)' ? 'runtime: garbage collector' : name === '(program)' ? 'runtime: workerd and V8 (program)' : null;
-      for (let frame = node; !part && frame; frame = parentOf.get(frame.id)) part = partOfModule(moduleOf(frame) || '');
+      if (!part) {
+        const frames = [];
+        for (let frame = node; frame; frame = parentOf.get(frame.id)) frames.push({ module: moduleOf(frame) || '', name: frame.callFrame.functionName });
+        part = partOfStack(frames);
+      }
       part ??= 'runtime: natives outside app code (Request, Response, fetch)';
       parts.set(part, (parts.get(part) ?? 0) + 1);
       const url = node.callFrame.url;

@@ -1,13 +1,11 @@
-import { bodyLimit } from 'hono/body-limit';
 import { requireAdmin, requireApiKey } from './middleware/auth';
 import { d1Session } from './middleware/d1-session';
 import { exactJsonBodies, refuseDeepJsonBodies } from './middleware/exact-json';
-import { ApiError } from './lib/errors';
 import { createRouter } from './routes/openapi';
-import { requestId } from './middleware/request-id';
-import { jsonNewline } from './middleware/json-newline';
+import { finishResponse } from './middleware/finish-response';
 import { requestLog } from './middleware/request-log';
 import { requestPlace } from './middleware/request-place';
+import { bodyLimits } from './middleware/body-limits';
 import { renderError } from './middleware/render-error';
 import { methodNotAllowedOrNotFound } from './middleware/method-not-allowed';
 import { adminUsersRouter } from './routes/admin/users';
@@ -34,7 +32,6 @@ import { stockRouter } from './routes/catalogue/stock';
 import { productImagesRouter } from './routes/admin/product-images';
 import { registerStorefrontDocs, storefrontRouter } from './dashboard/storefront';
 import { mediaRouter } from './routes/catalogue/media';
-import { imageTooLarge, MAX_IMAGE_BYTES } from './lib/image';
 import { userRouter } from './routes/accounts/user';
 import { walletRouter } from './routes/payments/wallet';
 import { webhooksRouter } from './routes/payments/webhooks';
@@ -49,40 +46,14 @@ import { testModeRouter } from './routes/sandbox/test-mode';
 import { registerTestPayDocs, testPayRouter } from './routes/sandbox/test-pay';
 import { refreshSandboxAfterCatalogueChange } from './middleware/sandbox-refresh';
 
-const MAX_BODY_BYTES = 1024 * 1024;
-const MAX_STOCK_UPLOAD_BYTES = 16 * 1024 * 1024;
-// The admin API's upload and the console's upload form (whose 10,000 lines may be long).
-const STOCK_UPLOAD_PATH = new RegExp(`^(${API_PREFIX}/admin|/dashboard/console)/products/[^/]+/stock$`);
-// A product image: its bytes as the admin API's body, or the console's file field (a little multipart around them).
-const IMAGE_UPLOAD_PATH = new RegExp(`^(${API_PREFIX}/admin|/dashboard/console)/products/[^/]+/image$`);
-const MULTIPART_SLACK_BYTES = 64 * 1024;
-
-const payloadTooLarge = (limit: number) => () => {
-  throw new ApiError('PAYLOAD_TOO_LARGE', `The request body may not exceed ${limit / (1024 * 1024)} MB.`);
-};
-
 export function createApp() {
   const app = createRouter();
 
-  app.use('*', requestId);
-  app.use('*', jsonNewline);
+  app.use('*', finishResponse);
   app.use('*', requestLog);
   app.use('*', requestPlace);
-  app.use('*', async (c, next) => {
-    await next();
-    // Only the public stock routes opt into caching; everything else is private to its caller.
-    if (!c.res.headers.has('Cache-Control')) c.header('Cache-Control', 'no-store');
-    // Every answer is what its Content-Type says: a browser never sniffs JSON or text into HTML or script.
-    c.header('X-Content-Type-Options', 'nosniff');
-  });
   app.use('/dashboard/*', dashboardHeaders);
-  const defaultBodyLimit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: payloadTooLarge(MAX_BODY_BYTES) });
-  const stockUploadBodyLimit = bodyLimit({ maxSize: MAX_STOCK_UPLOAD_BYTES, onError: payloadTooLarge(MAX_STOCK_UPLOAD_BYTES) });
-  // An image over its limit is refused like any other bad image (422), before more of it is read.
-  const imageBodyLimit = bodyLimit({ maxSize: MAX_IMAGE_BYTES + MULTIPART_SLACK_BYTES, onError: () => { throw imageTooLarge(); } });
-  app.use('*', (c, next) =>
-    (STOCK_UPLOAD_PATH.test(c.req.path) ? stockUploadBodyLimit : IMAGE_UPLOAD_PATH.test(c.req.path) ? imageBodyLimit : defaultBodyLimit)(c, next),
-  );
+  app.use('*', bodyLimits);
 
   app.use(`${API_PREFIX}/*`, exactJsonBodies);
   app.use(`${API_PREFIX}/*`, d1Session);

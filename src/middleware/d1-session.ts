@@ -2,6 +2,7 @@ import { createMiddleware } from 'hono/factory';
 import { resilient } from '../db/d1';
 import type { AppEnv } from '../env';
 import { bindingFor, requestMode } from './mode';
+import { setResponseHeaders } from './finish-response';
 
 // D1 read replication through the Sessions API. Reads (GET) may be served by a nearby replica: from any replica
 // ('first-unconstrained'), or from one at least as fresh as the bookmark the client sends in X-D1-Bookmark, which
@@ -24,5 +25,5 @@ export const d1Session = createMiddleware<AppEnv>(async (c, next) => {
   c.set('db', session as unknown as D1DatabaseSession);
   await next();
   const bookmark = session.getBookmark();
-  if (bookmark && c.get('caller')?.proved) c.header('X-D1-Bookmark', bookmark);
+  if (bookmark && c.get('caller')?.proved) setResponseHeaders(c, (headers) => headers.set('X-D1-Bookmark', bookmark));
 });

@@ -100,7 +100,7 @@ describe('stock JSON rendered by SQLite', () => {
     const res = await call('/stock');
     expect(res.status, res.text).toBe(200);
     expect(res.headers.get('Content-Type')).toBe('application/json');
-    // the JSON text, then the line break every JSON answer ends with (src/middleware/json-newline.ts)
+    // the JSON text, then the line break every JSON answer ends with (src/middleware/finish-response.ts)
     expect(res.text).toBe(`${JSON.stringify({ success: true, data: JSON.parse(data), timestamp: res.json.timestamp })}\n`);
     expect(res.headers.get('ETag')).toBe(`W/"${await sha256Hex(data)}"`);
     const cached = await call('/stock');
