@@ -41,7 +41,9 @@ const WORKERD_STACK = /^stack:( \S*\/workerd@[0-9a-f]+)+$/;
 
 let installed = false;
 /** Lines held back, with how often each was seen: printed only when the run fails. */
-const held = new Map<string, number>();
+export const held = new Map<string, number>();
+
+type Writable = { write: (chunk: never, ...rest: never[]) => boolean };
 
 /**
  * Holds back the known workerd lines written to this process's stdout and stderr (where the pool copies workerd's
@@ -50,32 +52,36 @@ const held = new Map<string, number>();
 export function holdBackKnownWorkerdLines() {
   if (VERBOSE || installed) return;
   installed = true;
-  for (const stream of [process.stdout, process.stderr]) {
-    const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
-    let afterHeld = false;
-    stream.write = ((chunk: unknown, ...rest: unknown[]) => {
-      if (typeof chunk !== 'string' && !(chunk instanceof Uint8Array)) return write(chunk, ...rest);
-      const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-      const lines = text.split('\n');
-      const last = lines.pop() ?? '';
-      const kept: string[] = [];
-      for (const line of lines) {
-        const known = KNOWN_WORKERD_LINES.some(({ pattern }) => pattern.test(line)) || (afterHeld && WORKERD_STACK.test(line));
-        if (known) held.set(line, (held.get(line) ?? 0) + 1);
-        else kept.push(line);
-        afterHeld = known;
-      }
-      // A chunk that did not end in a newline is passed on as it is (vitest's live summary, a prompt).
-      if (kept.length === lines.length) return write(chunk, ...rest);
-      const out = kept.map((line) => `${line}\n`).join('') + last;
-      if (out === '') {
-        const callback = rest.find((arg) => typeof arg === 'function') as (() => void) | undefined;
-        callback?.();
-        return true;
-      }
-      return write(out, ...rest);
-    }) as typeof stream.write;
-  }
+  holdBackIn(process.stdout);
+  holdBackIn(process.stderr);
+}
+
+/** Wraps one stream's `write`: the known lines of each chunk are kept in `held`, the others written. */
+export function holdBackIn(stream: Writable) {
+  const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
+  let afterHeld = false;
+  stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+    if (typeof chunk !== 'string' && !(chunk instanceof Uint8Array)) return write(chunk, ...rest);
+    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+    const lines = text.split('\n');
+    const last = lines.pop() ?? '';
+    const kept: string[] = [];
+    for (const line of lines) {
+      const known = KNOWN_WORKERD_LINES.some(({ pattern }) => pattern.test(line)) || (afterHeld && WORKERD_STACK.test(line));
+      if (known) held.set(line, (held.get(line) ?? 0) + 1);
+      else kept.push(line);
+      afterHeld = known;
+    }
+    // Nothing held back: the chunk is passed on as it is (vitest's live summary, a line without its newline yet).
+    if (kept.length === lines.length) return write(chunk, ...rest);
+    const out = kept.map((line) => `${line}\n`).join('') + last;
+    if (out === '') {
+      const callback = rest.find((arg) => typeof arg === 'function') as (() => void) | undefined;
+      callback?.();
+      return true;
+    }
+    return write(out, ...rest);
+  }) as Writable['write'];
 }
 
 /**
