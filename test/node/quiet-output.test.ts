@@ -1,5 +1,6 @@
-import { beforeEach, describe, expect, it } from 'vitest';
-import { held, holdBackIn } from './quiet-output';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { DefaultReporter, type TestModule } from 'vitest/node';
+import { held, holdBackIn, QuietReporter } from './quiet-output';
 
 // The filter of `npm test`'s output: only the known workerd lines are held back, everything else is written.
 
@@ -43,5 +44,32 @@ describe('npm test output filter', () => {
     const out = stream();
     out.write('\u001b[2K Test Files 3 passed');
     expect(out.written).toEqual(['\u001b[2K Test Files 3 passed']);
+  });
+});
+
+describe('QuietReporter', () => {
+  beforeEach(() => held.clear());
+
+  /** What the reporter prints at the end of a run whose files ended in `states` (vitest's own summary left out). */
+  function endOfRun(states: Array<'passed' | 'failed'>, unhandled: unknown[] = []) {
+    vi.spyOn(DefaultReporter.prototype, 'onTestRunEnd').mockImplementation(() => {});
+    const reporter = new QuietReporter({ isTTY: false });
+    const printed: string[] = [];
+    reporter.log = (...messages: unknown[]) => void printed.push(messages.join(' '));
+    const modules = states.map((state) => ({ state: () => state }) as unknown as TestModule);
+    reporter.onTestRunEnd(modules, unhandled as never, 'passed');
+    vi.restoreAllMocks();
+    return printed.join('\n');
+  }
+
+  it('prints the held-back workerd lines, with their counts, when a file failed or an error escaped', () => {
+    stream().write(`${KNOWN_EXCEPTION}\n${KNOWN_EXCEPTION}\n`);
+    expect(endOfRun(['passed', 'failed'])).toContain(`${KNOWN_EXCEPTION}  (x2)`);
+    expect(endOfRun(['passed'], [{ message: 'boom' }])).toContain(KNOWN_EXCEPTION);
+  });
+
+  it('prints nothing of them when every file passed', () => {
+    stream().write(`${KNOWN_EXCEPTION}\n`);
+    expect(endOfRun(['passed', 'passed'])).toBe('');
   });
 });
