@@ -1,6 +1,7 @@
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
 import { buildStaticAssets } from './scripts/static-assets.mjs';
+import { holdBackKnownWorkerdLines, reporters } from './test/node/quiet-output.js';
 
 // Wrangler's own info lines (one "Using secrets defined in .dev.vars" per test file for anyone who ran `npm run dev`)
 // would double a passing run's output; warnings and errors still show. The vars are pinned below anyway.
@@ -9,6 +10,9 @@ process.env.WRANGLER_LOG ??= 'warn';
 // The pages link their static files by content-hashed URLs (src/generated/static-assets.ts): written afresh here, so
 // `npm test` after an edit to assets/ tests the edited files, with no extra command.
 buildStaticAssets();
+
+// A passing run prints its totals and nothing else; what is held back and why: test/node/quiet-output.ts.
+holdBackKnownWorkerdLines();
 
 export default defineConfig({
   // SEED=<n> reaches the tests as import.meta.env.SEED (test/seed.ts); process.env does not reach workerd.
@@ -100,6 +104,7 @@ export default defineConfig({
     // A passing run prints no log line: what a passing test logs (often on purpose: a vendor failing, a corrupted row)
     // is dropped; a failing test's logs are printed with its failure. Tests that log on purpose assert it (test/logs.ts).
     silent: 'passed-only',
+    reporters: reporters(),
     // Under load many tests pass 300 ms: only the truly slow are named in the summary.
     slowTestThreshold: 5_000,
     testTimeout: 30_000,

@@ -36,7 +36,8 @@ export async function contractViolations(doc: Doc, method: string, url: string, 
   const { pathname } = new URL(url);
   if (!response.headers.get('X-Request-Id')) return ['no X-Request-Id'];
   if (method === 'OPTIONS' && response.status === 204) return corsPreflightViolations(response);
-  const text = await response.text();
+  // Bytes decoded here, not `.text()`: workerd warns about reading an image as text.
+  const text = new TextDecoder().decode(await response.arrayBuffer());
   const contentType = (response.headers.get('Content-Type') ?? '').split(';')[0].trim();
   const json = contentType === 'application/json' && text ? JSON.parse(text) : undefined;
   const found = findOperation(doc, method === 'HEAD' ? 'GET' : method, pathname);

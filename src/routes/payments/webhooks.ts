@@ -46,8 +46,9 @@ export const webhooksRouter = router.openapi(
     // A slot that is not available has nothing to verify a notification with.
     const gateway = findGateway(name, readConfig(c.env));
     if (!gateway) throw unauthorized('Missing or malformed webhook signature.');
-    const rawBody = await c.req.text();
     // Whatever its Content-Type: adapters parse the raw text, and a vendor's signature scheme may re-serialise it.
+    // Decoded as UTF-8 here, as `.text()` would, without workerd's warning about reading a non-text type as text.
+    const rawBody = new TextDecoder().decode(await c.req.arrayBuffer());
     refuseDeepJson(rawBody);
     const applied =
       gateway.provider === 'generic'
