@@ -90,11 +90,27 @@ export function holdBackIn(stream: Writable) {
  * unhandled errors and the slow tests of a failed file. After a failed run, the held-back workerd lines follow.
  */
 export class QuietReporter extends DefaultReporter {
+  // Outside a terminal (CI, a log file) vitest shows no live summary, so a long suite would print nothing for many
+  // minutes: a dot per passing file, all on one line, says it is alive.
+  private dots = 0;
+
+  private endDots() {
+    if (this.dots > 0) process.stdout.write('\n');
+    this.dots = 0;
+  }
+
   override printTestModule(testModule: TestModule) {
-    if (testModule.state() === 'failed') super.printTestModule(testModule);
+    if (testModule.state() === 'failed') {
+      this.endDots();
+      super.printTestModule(testModule);
+    } else if (!process.stdout.isTTY) {
+      process.stdout.write('.');
+      this.dots += 1;
+    }
   }
 
   override onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<SerializedError>, reason: TestRunEndReason) {
+    this.endDots();
     const failed = unhandledErrors.length > 0 || testModules.some((testModule) => testModule.state() === 'failed');
     if (failed && held.size > 0) {
       this.log(`\nworkerd lines held back as known (test/node/quiet-output.ts), shown because the run failed:`);
