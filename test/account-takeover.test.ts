@@ -1,4 +1,4 @@
-import { env } from 'cloudflare:test';
+import { env, SELF } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PASSWORD, signedInUser, visit } from './dashboard-helpers';
 import { callWithQueue, send } from './email-helpers';
@@ -210,13 +210,19 @@ describe('"Forgot password?" does the same database work for any address', () =>
     expect(after!.n).toBe(4);
   });
 
-  it('after the answer, one queue message either way; the one for an unknown address names no email, the consumer drops it', async () => {
+  it('after the answer, one queue message either way, of the same shape and size; the one for an unknown address names no email, the consumer drops it', async () => {
     const user = await newUser();
     const known = await callWithQueue('/auth/forgot-password', { body: { email: user.email } });
     const unknown = await callWithQueue('/auth/forgot-password', { body: { email: `${unique('nobody')}@example.com` } });
     expect(known.jobs).toHaveLength(1);
     expect(unknown.jobs).toHaveLength(1);
-    expect(unknown.jobs[0]).toEqual({ email_id: expect.stringMatching(/^eml_/) });
+    const link = expect.stringMatching(/^http:\/\/localhost\/dashboard\/reset-password\/[A-Za-z0-9_-]{43}$/);
+    expect(known.jobs[0]).toEqual({ email_id: expect.stringMatching(/^eml_/), link });
+    expect(unknown.jobs[0]).toEqual({ email_id: expect.stringMatching(/^eml_/), link });
+    expect(JSON.stringify(unknown.jobs[0]).length).toBe(JSON.stringify(known.jobs[0]).length);
+    // Its token opens nothing.
+    const page = await SELF.fetch(unknown.jobs[0].link!);
+    expect(page.status).toBe(404);
     const { sent } = await send(unknown.jobs);
     expect(sent).toEqual([]);
   });
