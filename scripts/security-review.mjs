@@ -88,7 +88,7 @@ const results = [];
 let section = '';
 function check(severity, name, ok, detail = '') {
   results.push({ section, severity, name, ok: Boolean(ok) });
-  console.log(`${ok ? 'PASS' : 'FAIL'} [${ok ? 'Info' : severity}] ${section}: ${name}${!ok && detail ? `\n       ${detail}` : ''}`);
+  console.log(`${ok ? 'PASS' : 'FAIL'} [${severity}] ${section}: ${name}${!ok && detail ? `\n       ${detail}` : ''}`);
   return Boolean(ok);
 }
 const brief = (res) => `${res.status} ${res.text.slice(0, 300).replace(/\s+/g, ' ')}`;
