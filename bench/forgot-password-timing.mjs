@@ -6,10 +6,14 @@
 // ratio and how many pairs the real address was the slower of. A measurement, not a test: its numbers go to
 // docs/security.md.
 //
+// It also prints each kind's median by its place in the pair (first or second), a check that the alternation cancels
+// what the previous request leaves behind, and, with RECORD=<file>, writes every timing as JSON.
+//
 //   node bench/forgot-password-timing.mjs                           # PORT 8801, 100 pairs
 //   PORT=8900 PAIRS=200 node bench/forgot-password-timing.mjs
+//   RECORD=/tmp/forgot.json node bench/forgot-password-timing.mjs
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -88,6 +92,8 @@ try {
     real.push(email);
   }
   const times = { real: [], unknown: [], diff: [] };
+  const byPlace = { real: [[], []], unknown: [[], []] };
+  const record = [];
   let realSlower = 0;
   for (let i = 0; i < total; i++) {
     const ip = `198.18.${(i >> 8) & 255}.${i & 255}`;
@@ -97,8 +103,10 @@ try {
     ];
     if (i % 2) pair.reverse();
     const took = {};
-    for (const [kind, email] of pair) {
+    for (const [place, [kind, email]] of pair.entries()) {
       took[kind] = await forgot(email, ip);
+      if (i >= WARMUP) byPlace[kind][place].push(took[kind]);
+      record.push({ pair: i, kind, place, ms: took[kind], warmup: i < WARMUP });
       await sleep(GAP_MS);
     }
     if (i < WARMUP) continue;
@@ -114,6 +122,9 @@ try {
   console.log(`  real / unknown:         ${(r / u).toFixed(3)} (${(((r - u) / u) * 100).toFixed(1)} %)`);
   console.log(`  median of the pairs' differences (real - unknown): ${median(times.diff).toFixed(2)} ms`);
   console.log(`  pairs where the real address was slower: ${realSlower} of ${PAIRS} (${Math.round((realSlower / PAIRS) * 100)} %)`);
+  const place = (kind) => byPlace[kind].map((xs) => median(xs).toFixed(2)).join(' ms first, ');
+  console.log(`  by place in the pair: real ${place('real')} ms second; unknown ${place('unknown')} ms second`);
+  if (process.env.RECORD) writeFileSync(process.env.RECORD, JSON.stringify(record));
 } finally {
   await stop();
 }

@@ -1,7 +1,10 @@
-import { env } from 'cloudflare:test';
+import { createMessageBatch, env, SELF } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PASSWORD, signedInUser, visit } from '../dashboard-helpers';
-import { callWithQueue, send } from '../email-helpers';
+import { callWithQueue, recordingMailer, send } from '../email-helpers';
+import { deliverEmails } from '../../src/services/mail/delivery';
+import type { EmailJob } from '../../src/services/mail/outbox';
+import { readMailSettings } from '../../src/services/mail/settings';
 import { call, expectError, newUser, unique, type CallOptions, type TestUser } from '../helpers';
 
 // An account a key cannot take: a restricted key changes the email only with the current password, and every reset
@@ -210,15 +213,45 @@ describe('"Forgot password?" does the same database work for any address', () =>
     expect(after!.n).toBe(4);
   });
 
-  it('after the answer, one queue message either way; the one for an unknown address names no email, the consumer drops it', async () => {
+  it('after the answer, one queue message either way, of the same shape and size; the one for an unknown address names no email, the consumer drops it', async () => {
     const user = await newUser();
     const known = await callWithQueue('/auth/forgot-password', { body: { email: user.email } });
     const unknown = await callWithQueue('/auth/forgot-password', { body: { email: `${unique('nobody')}@example.com` } });
     expect(known.jobs).toHaveLength(1);
     expect(unknown.jobs).toHaveLength(1);
-    expect(unknown.jobs[0]).toEqual({ email_id: expect.stringMatching(/^eml_/) });
+    const link = expect.stringMatching(/^http:\/\/localhost\/dashboard\/reset-password\/[A-Za-z0-9_-]{43}$/);
+    expect(known.jobs[0]).toEqual({ email_id: expect.stringMatching(/^eml_/), link });
+    expect(unknown.jobs[0]).toEqual({ email_id: expect.stringMatching(/^eml_/), link });
+    expect(JSON.stringify(unknown.jobs[0]).length).toBe(JSON.stringify(known.jobs[0]).length);
+    // Its token opens nothing.
+    const page = await SELF.fetch(unknown.jobs[0].link!);
+    expect(page.status).toBe(404);
     const { sent } = await send(unknown.jobs);
     expect(sent).toEqual([]);
+  });
+
+  it("the consumer does the same work for both messages up to the send: the same round trips and statements, no row changed for the unknown address", async () => {
+    const user = await newUser();
+    const known = await callWithQueue('/auth/forgot-password', { body: { email: user.email } });
+    const unknown = await callWithQueue('/auth/forgot-password', { body: { email: `${unique('nobody')}@example.com` } });
+    const consume = async (jobs: EmailJob[]) => {
+      const trips: number[] = [];
+      const d1 = { prepare: (query: string) => env.DB.prepare(query), batch: (statements: D1PreparedStatement[]) => (trips.push(statements.length), env.DB.batch(statements)) };
+      const recorder = recordingMailer();
+      const batch = createMessageBatch<EmailJob>('stock-wallet-emails', jobs.map((body, i) => ({ id: `m-${i}`, timestamp: new Date(), attempts: 1, body })));
+      const report = await deliverEmails(batch, { d1: d1 as unknown as D1Database, mailer: recorder.mailer, settings: readMailSettings(env as never) });
+      return { trips, report, sent: recorder.sent };
+    };
+    const before = await env.DB.prepare('SELECT count(*) AS n, max(sent_at) AS last FROM emails').first();
+    const decoy = await consume(unknown.jobs);
+    expect(decoy.sent).toEqual([]);
+    expect(decoy.report).toMatchObject({ sent: 0, skipped: 1 });
+    expect(await env.DB.prepare('SELECT count(*) AS n, max(sent_at) AS last FROM emails').first()).toEqual(before);
+    const real = await consume(known.jobs);
+    expect(real.sent).toHaveLength(1);
+    expect(decoy.trips).toEqual(real.trips);
+    // A message without a link (another template's redelivery) still costs one read.
+    expect((await consume([{ email_id: 'eml_none' }])).trips).toEqual([1]);
   });
 
   it('rows nobody touched for an hour are deleted by later requests', async () => {

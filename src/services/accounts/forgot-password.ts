@@ -15,7 +15,8 @@ import { newSessionToken } from './sessions';
 // log of the requests of the last hour let through, at most RESETS_PER_HOUR) whether or not an account has the
 // address. A link and its email are written only for an existing, enabled account whose row let this request through
 // (more are silently not sent). After the answer, one queue message either way: the email's, or, when none was
-// written, one naming the email that was not (the consumer finds no such email and drops it).
+// written, one naming the email that was not, with a link of the same length (the consumer finds no such email and
+// drops it).
 
 export const FORGOT_PASSWORD_ANSWER = 'If an account exists for that address, a reset link is on its way.';
 export const RESETS_PER_HOUR = 3;
@@ -35,7 +36,8 @@ export async function requestPasswordReset(d1: Db, email: string, mail: Mail | u
   // This request in its address's log: the time (so the log can be cut at an hour) and a marker of its own.
   const entry = `${now} ${tokenHash.slice(0, 16)}`;
   const letThrough = sql`EXISTS (SELECT 1 FROM password_reset_requests r, json_each(r.recent) e WHERE r.address_hash = ${addressHash} AND e.value = ${entry})`;
-  const notice = passwordResetEmail(mail, tokenHash, `${mail.origin}${RESET_PATH}${token}`, now);
+  const link = `${mail.origin}${RESET_PATH}${token}`;
+  const notice = passwordResetEmail(mail, tokenHash, link, now);
   const { reads } = await writeBatch(d1, {
     writes: [
       sql`DELETE FROM password_reset_requests WHERE address_hash IN (
@@ -57,5 +59,8 @@ export async function requestPasswordReset(d1: Db, email: string, mail: Mail | u
     committed: ([, row]) => rowsOf(row).length > 0,
   });
   if (rowsOf(reads[0]).length > 0) notice.sent(reads[0]);
-  else mail.send(notice.ids.map((id) => ({ email_id: id })));
+  // The same message as a real address's, link included (its token has no row: it opens nothing), so the enqueue and
+  // the message are the same size either way. Without PUBLIC_BASE_URL a real address's email is recorded failed and
+  // nothing is enqueued; the unknown address's message then carries no link.
+  else mail.send(notice.ids.map((id) => (mail.origin === null ? { email_id: id } : { email_id: id, link })));
 }

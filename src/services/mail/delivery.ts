@@ -35,6 +35,18 @@ const settle = (id: string, outcome: { status: 'queued' | 'sent' | 'failed'; mes
                     error = ${outcome.error ?? null}, sent_at = ${outcome.status === 'sent' ? isoNow() : null}
   WHERE id = ${id} AND status = 'queued'`;
 
+/**
+ * A message naming no email but carrying a link: "Forgot password?" for an address without an account sends one, so
+ * that nothing tells the addresses apart (src/services/accounts/forgot-password.ts). It gets the work of a reset email up to
+ * the send: the template rendered with its link, and the "sent" write, which matches no row (no queued email has this
+ * id: the read just said so). A redelivered message of a link email that was already sent does the same, harmlessly.
+ */
+async function decoy(link: string, id: string, { d1, settings }: EmailContext): Promise<Outcome> {
+  renderEmail('password_reset', {}, settings?.shopName ?? '', link);
+  await runBatch(d1, [settle(id, { status: 'sent', messageId: '', attempted: true })]);
+  return { kind: 'skipped' };
+}
+
 /** What may be recorded of a failed send: its message, short. */
 const sendError = (err: unknown) => (err instanceof Error ? err.message : String(err)).slice(0, 300);
 
@@ -57,11 +69,12 @@ export async function deliverEmails(batch: MessageBatch<EmailJob>, context: Emai
 
 type Outcome = { kind: 'sent' | 'failed' | 'skipped' } | { kind: 'retried'; delaySeconds: number };
 
-async function deliverOne(job: EmailJob, { d1, mailer, settings, preview = false }: EmailContext): Promise<Outcome> {
+async function deliverOne(job: EmailJob, context: EmailContext): Promise<Outcome> {
+  const { d1, mailer, settings, preview = false } = context;
   if (typeof job?.email_id !== 'string') return { kind: 'skipped' };
   const [email] = rowsOf<Queued>((await runBatch(d1, [queuedEmail(job.email_id)]))[0]);
-  // Unknown, or already sent or failed (a redelivered message): nothing to do.
-  if (!email) return { kind: 'skipped' };
+  // Unknown, or already sent or failed (a redelivered message): nothing to send.
+  if (!email) return job.link ? decoy(job.link, job.email_id, context) : { kind: 'skipped' };
   const fail = async (error: string, attempted: boolean): Promise<Outcome> => {
     await runBatch(d1, [settle(email.id, { status: 'failed', error, attempted })]);
     return { kind: 'failed' };
