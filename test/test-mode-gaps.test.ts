@@ -1,0 +1,79 @@
+import { env } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import { SELF } from './contract';
+import { BASE, buy, call, newProduct, newUser, type TestUser } from './helpers';
+
+// Test mode, the rules that close its gaps (docs/test-mode.md): what a reset clears, Vary on public stock answers,
+// a live key's test children dying with it, the mirror on every scheduled run, one round trip for the test gateway.
+
+const sandbox = () => env.SANDBOX_DB!;
+
+async function testKeyFor(user: TestUser, body: Record<string, unknown> = {}): Promise<TestUser> {
+  const res = await call('/api-keys', { key: user.key, body: { name: 'sandbox', mode: 'test', ...body } });
+  expect(res.status, res.text).toBe(201);
+  return { ...user, key: res.json.data.key };
+}
+
+async function testUser() {
+  const live = await newUser();
+  return { live, test: await testKeyFor(live) };
+}
+
+describe('reset clears everything per-user a sandbox accumulates', () => {
+  it('claims, refunds, holds, emails and links go; the reset itself succeeds with a claim open', async () => {
+    const product = await newProduct({ price: 4, stock: 3 });
+    const warranty = await call(`/admin/products/${product.id}`, { method: 'PATCH', admin: true, body: { warranty_hours: 72 } });
+    expect(warranty.status, warranty.text).toBe(200);
+    const { test } = await testUser();
+    const user = test.id;
+    const bought = await buy(test, product.id, 1);
+    expect(bought.status, bought.text).toBe(201);
+    const reported = await call(`/orders/${bought.json.data.id}/items/0/report`, { key: test.key, body: { reason: 'Does not work' } });
+    expect(reported.status, reported.text).toBe(201);
+    // What the sandbox may hold for a user besides: a hold, an email, a verification and a reset link.
+    const now = new Date().toISOString();
+    await sandbox().batch([
+      sandbox().prepare(`UPDATE users SET held_at = ?1, hold_reason = 'test' WHERE id = ?2`).bind(now, user),
+      sandbox().prepare(`INSERT INTO emails (id, user_id, template, to_address, subject, data, status, created_at) VALUES (?1, ?2, 'order_receipt', 'x@example.com', 's', '{}', 'sent', ?3)`).bind(`em_${user}`, user, now),
+    ]);
+
+    const reset = await call('/test/reset', { key: test.key, method: 'POST' });
+    expect(reset.status, reset.text).toBe(200);
+    expect(reset.json.data).toEqual({ balance: 1000 });
+    const left = await sandbox()
+      .prepare(
+        `SELECT (SELECT count(*) FROM claims WHERE user_id = ?1) AS claims, (SELECT count(*) FROM emails WHERE user_id = ?1) AS emails,
+                (SELECT held_at FROM users WHERE id = ?1) AS held, (SELECT count(*) FROM orders WHERE user_id = ?1) AS orders`,
+      )
+      .bind(user)
+      .first();
+    expect(left).toEqual({ claims: 0, emails: 0, held: null, orders: 0 });
+    // The account is usable at once: not on hold.
+    expect((await buy(test, product.id, 1)).status).toBe(201);
+  });
+});
+
+describe('Vary: X-API-Key on public catalogue answers', () => {
+  it('every public stock route, the shop and the embed say it, with and without a test key', async () => {
+    const product = await newProduct({ price: 2, stock: 1 });
+    const { test } = await testUser();
+    const paths = [
+      `${BASE}/stock`,
+      `${BASE}/stock/check?ids=${product.id}`,
+      `${BASE}/stock/categories`,
+      `${BASE}/stock/${product.id}`,
+      `${BASE}/stock/${product.id}/badge.svg`,
+      `/embed/products/${product.id}`,
+      '/shop',
+      `/shop/${product.id}`,
+    ];
+    for (const path of paths) {
+      for (const headers of [{}, { 'X-API-Key': test.key }] as Record<string, string>[]) {
+        const res = await SELF.fetch(`${path.startsWith('http') ? '' : 'http://localhost'}${path}`, { headers });
+        expect(res.status, `${path} ${JSON.stringify(headers)}`).toBe(200);
+        await res.arrayBuffer();
+        expect(res.headers.get('Vary') ?? '', path).toMatch(/X-API-Key/i);
+      }
+    }
+  });
+});
