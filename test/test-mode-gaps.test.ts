@@ -1,7 +1,9 @@
 import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { SELF } from './contract';
-import { BASE, buy, call, newProduct, newUser, type TestUser } from './helpers';
+import { runScheduledJobs } from '../src/services/jobs';
+import { BASE, buy, call, newProduct, newUser, unique, type TestUser } from './helpers';
+import { apiUrl, fakeVendor, varsFor } from './vendors';
 
 // Test mode, the rules that close its gaps (docs/test-mode.md): what a reset clears, Vary on public stock answers,
 // a live key's test children dying with it, the mirror on every scheduled run, one round trip for the test gateway.
@@ -75,5 +77,31 @@ describe('Vary: X-API-Key on public catalogue answers', () => {
         expect(res.headers.get('Vary') ?? '', path).toMatch(/X-API-Key/i);
       }
     }
+  });
+});
+
+describe('the mirror on every scheduled run', () => {
+  it('refreshes the sandbox also in a run whose poll asked a vendor', async () => {
+    const product = await newProduct({ price: 3, stock: 3 });
+    const { test } = await testUser();
+    expect((await call(`/stock/${product.id}`, { key: test.key })).json.data.stock_count).toBe(3);
+    // A live sale is no operator change: only the scheduled run brings the sandbox down to the live count.
+    const buyer = await newUser({ balance: 10 });
+    expect((await buy(buyer, product.id, 1)).status).toBe(201);
+    // An open vendor deposit the run's poll asks about (its vendor is down: the poll skips it).
+    const old = new Date(Date.now() - 3_600_000).toISOString();
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    await env.DB.prepare(
+      `INSERT INTO deposits (user_id, amount_cents, gateway, crypto_currency, status, expires_at, created_at, updated_at, reference, provider, external_id)
+       VALUES (?1, 500, 'gateway_one', 'btc', 'pending', ?2, ?3, ?3, ?4, 'nowpayments', 'np-1')`,
+    )
+      .bind(buyer.id, later, old, unique('dep'))
+      .run();
+    fakeVendor('get', `${apiUrl('nowpayments')}/*`, () => new Response('down', { status: 503 }));
+
+    const report = await runScheduledJobs({ ...env, ...varsFor('nowpayments') } as typeof env);
+    expect(report.poll.asked + report.poll.skipped).toBeGreaterThan(0);
+    expect(report.mirror?.products).toBeGreaterThan(0);
+    expect((await call(`/stock/${product.id}`, { key: test.key })).json.data.stock_count).toBe(2);
   });
 });

@@ -10,12 +10,16 @@ import { deleteExpiredSessions } from './sessions';
 import { pollVendors, type PollReport } from './vendor-poll';
 import { readMailSettings, scheduledMail } from './mail';
 import { emailAlerts } from './operator-alerts';
-import { runSandboxJobs, SANDBOX_JOB_STATEMENTS, type SandboxJobReport } from './operator/sandbox-jobs';
+import { MIRROR_STATEMENTS, mirrorSandbox, runSandboxJobs, SANDBOX_JOB_STATEMENTS, type SandboxJobReport } from './operator/sandbox-jobs';
+import type { MirrorReport } from './catalogue/sandbox-mirror';
 
 // Each job is one guarded UPDATE (or DELETE) over at most `batchSize` rows, repeated while a backlog remains; two runs
 // at once cannot double-apply anything because every UPDATE re-checks the status it changes. D1 allows 50 queries per
 // invocation on the Free plan, each statement counting: the jobs make at most 8×3 + 3×3 + 3×2 + 3×1 + 2×1 + 2×2 + 1×2 = 50
-// (when every backlog is full; a usual run makes 12), and the vendor poll spends what the run has left.
+// (when every backlog is full; a usual run makes 12), and the vendor poll spends what the run has left. With a
+// sandbox, its catalogue's refresh goes first (7 statements for a catalogue up to about a megabyte), and a job's
+// extra rounds are sent only while the budget keeps one round for each job after it: only when every backlog is full
+// do the clean-ups (idempotency records, events, sessions) leave some rows to the next run.
 const QUERIES_PER_INVOCATION = 50;
 /** What a poll that asked no vendor may have sent: its read of candidates and its closing statement. */
 const POLL_READ_STATEMENTS = 2;
@@ -31,9 +35,21 @@ interface Spent {
   statements: number;
 }
 
-async function drain(job: (limit: number) => Promise<number>, batchSize: number, maxRounds: number, statementsPerRound: number, spent: Spent): Promise<number> {
+/**
+ * Run `job` until its backlog is empty or `maxRounds`; a round after the first only while `reserve` statements (one
+ * round of each job still to come) stay within the invocation's limit.
+ */
+async function drain(
+  job: (limit: number) => Promise<number>,
+  batchSize: number,
+  maxRounds: number,
+  statementsPerRound: number,
+  spent: Spent,
+  reserve = 0,
+): Promise<number> {
   let total = 0;
   for (let round = 0; round < maxRounds; round++) {
+    if (round > 0 && spent.statements + statementsPerRound + reserve > QUERIES_PER_INVOCATION) break;
     spent.statements += statementsPerRound;
     const changed = await job(batchSize);
     total += changed;
@@ -54,6 +70,8 @@ export interface JobReport {
   enqueuedEmails: number;
   /** Real-provider deposits asked about at their vendors (src/services/vendor-poll.ts). */
   poll: PollReport;
+  /** The sandbox's catalogue refresh, every run (src/catalogue/sandbox-mirror.ts); null without a sandbox or when it failed. */
+  mirror: MirrorReport | null;
   /** Test mode's round (src/services/operator/sandbox-jobs.ts); null without a sandbox or when the run cannot afford it. */
   sandbox: SandboxJobReport | null;
 }
@@ -64,12 +82,17 @@ export async function runScheduledJobs(env: Bindings, nowMs = Date.now()): Promi
   // Statements per round: a completion or expiry writes its events with the change (3), key cleanup covers users'
   // and the operator's keys (2), the outbox sweep reads and marks (2).
   const spent: Spent = { statements: 0 };
-  const completedOrders = await drain((limit) => completeHeldOrders(env.DB, now, config.orderHoldHours, limit), ORDER_BATCH_SIZE, ORDER_ROUNDS, 3, spent);
-  const expiredDeposits = await drain((limit) => expireDeposits(env.DB, now, limit), BATCH_SIZE, 3, 3, spent);
-  const deletedIdempotencyKeys = await drain((limit) => deleteExpiredRecords(env.DB, now, limit), BATCH_SIZE, 3, 2, spent);
-  const deletedEvents = await drain((limit) => deleteExpiredEvents(env.DB, nowMs, limit), BATCH_SIZE, 3, 1, spent);
-  const deletedSessions = await drain((limit) => deleteExpiredSessions(env.DB, now, limit), BATCH_SIZE, 2, 1, spent);
-  const enqueuedEvents = await drain((limit) => sweepOutbox(env.DB, env.WEBHOOK_QUEUE, nowMs, limit), BATCH_SIZE, 2, 2, spent);
+  // Test mode's catalogue first, on every run: a sandbox shows the shop's products, prices and availability within a
+  // run (its own failure stops nothing). Its statements come out of the order completions' rounds.
+  const mirror = env.SANDBOX_DB ? await mirrorSandbox(env, env.SANDBOX_DB, nowMs) : null;
+  spent.statements += env.SANDBOX_DB ? (mirror?.statements ?? MIRROR_STATEMENTS) : 0;
+  // One round of each job still to come (expiries 3, keys 2, events 1, sessions 1, outbox 2, emails 2).
+  const completedOrders = await drain((limit) => completeHeldOrders(env.DB, now, config.orderHoldHours, limit), ORDER_BATCH_SIZE, ORDER_ROUNDS, 3, spent, 11);
+  const expiredDeposits = await drain((limit) => expireDeposits(env.DB, now, limit), BATCH_SIZE, 3, 3, spent, 8);
+  const deletedIdempotencyKeys = await drain((limit) => deleteExpiredRecords(env.DB, now, limit), BATCH_SIZE, 3, 2, spent, 6);
+  const deletedEvents = await drain((limit) => deleteExpiredEvents(env.DB, nowMs, limit), BATCH_SIZE, 3, 1, spent, 5);
+  const deletedSessions = await drain((limit) => deleteExpiredSessions(env.DB, now, limit), BATCH_SIZE, 2, 1, spent, 4);
+  const enqueuedEvents = await drain((limit) => sweepOutbox(env.DB, env.WEBHOOK_QUEUE, nowMs, limit), BATCH_SIZE, 2, 2, spent, 2);
   // Alert emails (2 statements) only when the run can afford them; otherwise the next run sends them.
   if (spent.statements + 2 + 2 <= QUERIES_PER_INVOCATION) {
     spent.statements += 2;
@@ -81,8 +104,8 @@ export async function runScheduledJobs(env: Bindings, nowMs = Date.now()): Promi
     console.warn(JSON.stringify({ level: 'warn', msg: 'deposit poll stopped', class: err instanceof Error ? err.name : typeof err }));
     return { asked: 0, changed: 0, skipped: 0 };
   });
-  // Test mode's round comes last, never before the live shop's money: only in a run whose poll asked no vendor (its
-  // budget is then untouched) and that can still afford it; otherwise the next run (or an operator's change) does it.
+  // The rest of test mode's round comes last, never before the live shop's money: only in a run whose poll asked no
+  // vendor (its budget is then untouched) and that can still afford it; otherwise the next run does it.
   let sandbox: SandboxJobReport | null = null;
   if (env.SANDBOX_DB && poll.asked + poll.skipped === 0 && spent.statements + POLL_READ_STATEMENTS + SANDBOX_JOB_STATEMENTS <= QUERIES_PER_INVOCATION) {
     spent.statements += SANDBOX_JOB_STATEMENTS;
@@ -92,5 +115,5 @@ export async function runScheduledJobs(env: Bindings, nowMs = Date.now()): Promi
       return null;
     });
   }
-  return { completedOrders, expiredDeposits, deletedIdempotencyKeys, deletedEvents, deletedSessions, enqueuedEvents, enqueuedEmails, poll, sandbox };
+  return { completedOrders, expiredDeposits, deletedIdempotencyKeys, deletedEvents, deletedSessions, enqueuedEvents, enqueuedEmails, poll, mirror, sandbox };
 }
