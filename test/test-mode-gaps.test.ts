@@ -105,3 +105,74 @@ describe('the mirror on every scheduled run', () => {
     expect((await call(`/stock/${product.id}`, { key: test.key })).json.data.stock_count).toBe(2);
   });
 });
+
+describe("a live key's test children die with it", () => {
+  const works = async (key: string) => (await call('/wallet/balance', { key })).status;
+
+  it('revoking a live key revokes its test keys, those of its live children, and the test keys they made; no other', async () => {
+    const owner = await newUser();
+    const child = await call('/api-keys', { key: owner.key, body: { name: 'live child' } });
+    expect(child.status, child.text).toBe(201);
+    const sibling = await call('/api-keys', { key: owner.key, body: { name: 'live sibling' } });
+    const direct = await testKeyFor(owner);
+    const grandchild = await testKeyFor({ ...owner, key: child.json.data.key });
+    const madeByTest = await call('/api-keys', { key: grandchild.key, body: { name: 'made by a test key' } });
+    expect(madeByTest.status, madeByTest.text).toBe(201);
+    const other = await testKeyFor({ ...owner, key: sibling.json.data.key });
+    for (const key of [direct.key, grandchild.key, madeByTest.json.data.key, other.key]) expect(await works(key)).toBe(200);
+
+    // The sandbox's own ids are another sequence: a test key whose sandbox id is the revoked live key's id is untouched.
+    const revoked = await call(`/api-keys/${child.json.data.id}`, { key: owner.key, method: 'DELETE' });
+    expect(revoked.status, revoked.text).toBe(200);
+    expect(await works(grandchild.key)).toBe(401);
+    expect(await works(madeByTest.json.data.key)).toBe(401);
+    expect(await works(direct.key)).toBe(200);
+    expect(await works(other.key)).toBe(200);
+
+    // The root: everything below it, in both databases.
+    const root = await call('/api-keys/' + (await call('/api-keys', { key: owner.key })).json.data.find((k: { name: string }) => k.created_by_key_id === null).id, {
+      key: owner.key,
+      method: 'DELETE',
+    });
+    expect(root.status, root.text).toBe(200);
+    expect(await works(direct.key)).toBe(401);
+    expect(await works(other.key)).toBe(401);
+  });
+
+  it('a test key whose sandbox id equals the revoked live key id survives (two sequences)', async () => {
+    const owner = await newUser();
+    const maker = await call('/api-keys', { key: owner.key, body: { name: 'maker' } });
+    const liveId = maker.json.data.id as number;
+    const keeper = await testKeyFor(owner);
+    // Give the keeper the revoked live key's number as its sandbox id (and as its sandbox maker).
+    await sandbox().prepare('UPDATE api_keys SET id = ?1 WHERE key_hash = (SELECT key_hash FROM api_keys WHERE user_id = ?2 ORDER BY id DESC LIMIT 1) AND NOT EXISTS (SELECT 1 FROM api_keys WHERE id = ?1)').bind(liveId, owner.id).run();
+    expect(await sandbox().prepare('SELECT user_id AS userId FROM api_keys WHERE id = ?1').bind(liveId).first()).toEqual({ userId: owner.id });
+    const doomed = await testKeyFor({ ...owner, key: maker.json.data.key });
+    expect((await call(`/api-keys/${liveId}`, { key: owner.key, method: 'DELETE' })).status).toBe(200);
+    expect(await works(doomed.key)).toBe(401);
+    expect(await works(keeper.key)).toBe(200);
+  });
+
+  it('the scheduled run revokes test keys whose live maker is revoked or gone, and follows a disabled user', async () => {
+    const owner = await newUser();
+    const maker = await call('/api-keys', { key: owner.key, body: { name: 'maker' } });
+    const orphan = await testKeyFor({ ...owner, key: maker.json.data.key });
+    const fromRoot = await testKeyFor(owner);
+    // Revoked live without the sandbox hearing of it (a fault between the two batches).
+    await env.DB.prepare('UPDATE api_keys SET revoked_at = ?1 WHERE id = ?2').bind(new Date().toISOString(), maker.json.data.id).run();
+    expect(await works(orphan.key)).toBe(200);
+    let report = await runScheduledJobs(env);
+    expect(report.sandbox?.makers.revokedKeys).toBeGreaterThan(0);
+    expect(await works(orphan.key)).toBe(401);
+    expect(await works(fromRoot.key)).toBe(200);
+
+    const disabled = await call(`/admin/users/${owner.id}`, { method: 'PATCH', admin: true, body: { disabled: true } });
+    expect(disabled.status, disabled.text).toBe(200);
+    report = await runScheduledJobs(env);
+    expect(await works(fromRoot.key)).not.toBe(200);
+    const enabled = await call(`/admin/users/${owner.id}`, { method: 'PATCH', admin: true, body: { disabled: false } });
+    expect(enabled.status, enabled.text).toBe(200);
+    report = await runScheduledJobs(env);
+    expect(await works(fromRoot.key)).toBe(200);
+  });
+});

@@ -1,21 +1,24 @@
 import { resilient } from '../../db/d1';
 import type { Bindings, Config } from '../../env';
 import { refreshSandboxMirror, type MirrorReport } from '../catalogue/sandbox-mirror';
+import { sweepTestKeyMakers, type MakerSweepReport } from '../accounts/test-key-makers';
 import { expireDeposits } from '../deposits';
 import { completeHeldOrders } from '../orders';
 import { sweepOutbox } from '../outbox';
 
 // The scheduled run's share for test mode (docs/test-mode.md): the sandbox's catalogue copied from the live shop
-// again (every run, first: `mirrorSandbox`), and one round of the sandbox's own held orders, expired deposits and
-// event outbox, as live has them (`runSandboxJobs`, when the run can afford it).
+// again (every run, first: `mirrorSandbox`), and one round of the test keys' live makers swept and the sandbox's own
+// held orders, expired deposits and event outbox, as live has them (`runSandboxJobs`, when the run can afford it).
 
-/** Statements of one sandbox round: completions 3, expiries 3, outbox 2. */
-export const SANDBOX_JOB_STATEMENTS = 8;
+/** Statements of one sandbox round: completions 3, expiries 3, outbox 2, the test keys' makers 6. */
+export const SANDBOX_JOB_STATEMENTS = 14;
 /** Statements of the mirror of a catalogue up to about a megabyte (one chunk): the live read 1, the sandbox batch 6. */
 export const MIRROR_STATEMENTS = 7;
 const ROUND = 300;
 
 export interface SandboxJobReport {
+  /** Test keys whose live makers are revoked or gone, revoked now; users disabled (or enabled) as live says. */
+  makers: MakerSweepReport;
   completedOrders: number;
   expiredDeposits: number;
   enqueuedEvents: number;
@@ -31,8 +34,9 @@ export async function mirrorSandbox(env: Bindings, sandboxBinding: D1Database, n
 }
 
 export async function runSandboxJobs(env: Bindings, sandboxBinding: D1Database, config: Config, nowMs: number, now: string): Promise<SandboxJobReport> {
+  const makers = await sweepTestKeyMakers(resilient(env.DB), resilient(sandboxBinding), nowMs);
   const completedOrders = await completeHeldOrders(sandboxBinding, now, config.orderHoldHours, ROUND);
   const expiredDeposits = await expireDeposits(sandboxBinding, now, ROUND);
   const enqueuedEvents = await sweepOutbox(sandboxBinding, env.WEBHOOK_QUEUE, nowMs, ROUND, true);
-  return { completedOrders, expiredDeposits, enqueuedEvents };
+  return { makers, completedOrders, expiredDeposits, enqueuedEvents };
 }
