@@ -503,13 +503,20 @@ describe('D1 round trips with a test key (test mode: the sandbox alone)', () => 
     expect(trips.map((t) => Boolean(t.sandbox))).toEqual([false, true]);
   });
 
-  it('the test gateway: reading the deposit, then the credit batch vendors use (two); a reset one', async () => {
+  it('the test gateway: pay, fail and expire are one round trip each (the credit batch reads the deposit itself); a reset one', async () => {
     const user = await testModeUser();
     const { depositId } = await fixtures(user);
     const paid = await measure(`/test/deposits/${depositId}/pay`, { key: user.key, method: 'POST' });
     expect(paid.status).toBe(200);
-    expect(paid.trips.length).toBe(2);
+    expect(paid.trips.length, JSON.stringify(paid.trips)).toBe(1);
     expect(paid.trips.every((t) => t.sandbox)).toBe(true);
+    for (const outcome of ['fail', 'expire']) {
+      const other = await call('/wallet/deposit', { key: user.key, body: { amount: 10, gateway: 'gateway_one' } });
+      const closed = await measure(`/test/deposits/${other.json.data.deposit_id}/${outcome}`, { key: user.key, method: 'POST' });
+      expect(closed.status).toBe(200);
+      expect(closed.trips.length, JSON.stringify(closed.trips)).toBe(1);
+      expect(closed.trips.every((t) => t.sandbox)).toBe(true);
+    }
     const reset = await measure('/test/reset', { key: user.key, method: 'POST' });
     expect(reset.status).toBe(200);
     expect(reset.trips.length).toBe(1);

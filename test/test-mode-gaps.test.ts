@@ -130,7 +130,7 @@ describe("a live key's test children die with it", () => {
     expect(await works(other.key)).toBe(200);
 
     // The root: everything below it, in both databases.
-    const root = await call('/api-keys/' + (await call('/api-keys', { key: owner.key })).json.data.find((k: { name: string }) => k.created_by_key_id === null).id, {
+    const root = await call('/api-keys/' + (await call('/api-keys', { key: owner.key })).json.data.find((k: { created_by_key_id: number | null }) => k.created_by_key_id === null).id, {
       key: owner.key,
       method: 'DELETE',
     });
@@ -174,5 +174,54 @@ describe("a live key's test children die with it", () => {
     expect(enabled.status, enabled.text).toBe(200);
     report = await runScheduledJobs(env);
     expect(await works(fromRoot.key)).toBe(200);
+  });
+});
+
+describe('the test gateway in one batch', () => {
+  it('a deposit that pays for an order buys it when paid, once; a plain one records no order; a foreign one is untouched', async () => {
+    const product = await newProduct({ price: 2.5, stock: 5 });
+    const { test } = await testUser();
+    const made = await call('/wallet/deposit', {
+      key: test.key,
+      body: { amount: 25, gateway: 'gateway_two', order: { product_id: product.id, quantity: 2, expected_total: 5 } },
+    });
+    expect(made.status, made.text).toBe(200);
+    const id = made.json.data.deposit_id;
+    const paid = await call(`/test/deposits/${id}/pay`, { key: test.key, method: 'POST' });
+    expect(paid.status, paid.text).toBe(200);
+    expect(paid.json.data).toMatchObject({ status: 'paid', order_error: null });
+    expect(paid.json.data.order_id).toEqual(expect.any(Number));
+    const order = await call(`/orders/${paid.json.data.order_id}`, { key: test.key });
+    expect(order.json.data).toMatchObject({ product_id: product.id, quantity: 2, total_amount: 5 });
+    expect((await call('/wallet/balance', { key: test.key })).json.data.balance).toBe(1020);
+    // Paid again: credits nothing and buys nothing more.
+    expect((await call(`/test/deposits/${id}/pay`, { key: test.key, method: 'POST' })).json.data.order_id).toBe(paid.json.data.order_id);
+    expect((await call('/wallet/balance', { key: test.key })).json.data.balance).toBe(1020);
+    expect((await call('/orders', { key: test.key })).json.data).toHaveLength(1);
+
+    const plain = await call('/wallet/deposit', { key: test.key, body: { amount: 10, gateway: 'gateway_one' } });
+    const plainPaid = await call(`/test/deposits/${plain.json.data.deposit_id}/pay`, { key: test.key, method: 'POST' });
+    expect(plainPaid.json.data).toMatchObject({ status: 'paid', order_id: null, order_error: null });
+
+    // Another user's deposit: 404, and nothing logged, credited or closed for it.
+    const stranger = await testUser();
+    const theirs = await call('/wallet/deposit', { key: stranger.test.key, body: { amount: 10, gateway: 'gateway_one' } });
+    const theirId = theirs.json.data.deposit_id;
+    for (const outcome of ['pay', 'fail', 'expire']) {
+      expect((await call(`/test/deposits/${theirId}/${outcome}`, { key: test.key, method: 'POST' })).status).toBe(404);
+    }
+    const row = await sandbox()
+      .prepare('SELECT status, (SELECT count(*) FROM gateway_events WHERE deposit_id = ?1) AS logged FROM deposits WHERE id = ?1')
+      .bind(theirId)
+      .first();
+    expect(row).toEqual({ status: 'pending', logged: 0 });
+
+    // A deposit of another provider in the sandbox (none is made there, but one could be): 422, nothing changed.
+    await sandbox().prepare("UPDATE deposits SET provider = 'generic' WHERE id = ?1").bind(plain.json.data.deposit_id).run();
+    const other = await call(`/wallet/deposit`, { key: test.key, body: { amount: 10, gateway: 'gateway_one' } });
+    await sandbox().prepare("UPDATE deposits SET provider = 'generic' WHERE id = ?1").bind(other.json.data.deposit_id).run();
+    const refused = await call(`/test/deposits/${other.json.data.deposit_id}/pay`, { key: test.key, method: 'POST' });
+    expect(refused.status, refused.text).toBe(422);
+    expect((await call(`/wallet/deposits/${other.json.data.deposit_id}/status`, { key: test.key })).json.data.status).toBe('pending');
   });
 });
