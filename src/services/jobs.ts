@@ -16,10 +16,7 @@ import type { MirrorReport } from './catalogue/sandbox-mirror';
 // Each job is one guarded UPDATE (or DELETE) over at most `batchSize` rows, repeated while a backlog remains; two runs
 // at once cannot double-apply anything because every UPDATE re-checks the status it changes. D1 allows 50 queries per
 // invocation on the Free plan, each statement counting: the jobs make at most 8×3 + 3×3 + 3×2 + 3×1 + 2×1 + 2×2 + 1×2 = 50
-// (when every backlog is full; a usual run makes 12), and the vendor poll spends what the run has left. With a
-// sandbox, its catalogue's refresh goes first (7 statements for a catalogue up to about a megabyte), and a job's
-// extra rounds are sent only while the budget keeps one round for each job after it: only when every backlog is full
-// do the clean-ups (idempotency records, events, sessions) leave some rows to the next run.
+// (when every backlog is full; a usual run makes 12), and the vendor poll spends what the run has left.
 const QUERIES_PER_INVOCATION = 50;
 /** What a poll that asked no vendor may have sent: its read of candidates and its closing statement. */
 const POLL_READ_STATEMENTS = 2;
@@ -35,21 +32,9 @@ interface Spent {
   statements: number;
 }
 
-/**
- * Run `job` until its backlog is empty or `maxRounds`; a round after the first only while `reserve` statements (one
- * round of each job still to come) stay within the invocation's limit.
- */
-async function drain(
-  job: (limit: number) => Promise<number>,
-  batchSize: number,
-  maxRounds: number,
-  statementsPerRound: number,
-  spent: Spent,
-  reserve = 0,
-): Promise<number> {
+async function drain(job: (limit: number) => Promise<number>, batchSize: number, maxRounds: number, statementsPerRound: number, spent: Spent): Promise<number> {
   let total = 0;
   for (let round = 0; round < maxRounds; round++) {
-    if (round > 0 && spent.statements + statementsPerRound + reserve > QUERIES_PER_INVOCATION) break;
     spent.statements += statementsPerRound;
     const changed = await job(batchSize);
     total += changed;
@@ -70,7 +55,7 @@ export interface JobReport {
   enqueuedEmails: number;
   /** Real-provider deposits asked about at their vendors (src/services/vendor-poll.ts). */
   poll: PollReport;
-  /** The sandbox's catalogue refresh, every run (src/catalogue/sandbox-mirror.ts); null without a sandbox or when it failed. */
+  /** The sandbox's catalogue refresh (src/services/catalogue/sandbox-mirror.ts); null without a sandbox, when it failed or the run could not afford it. */
   mirror: MirrorReport | null;
   /** Test mode's round (src/services/operator/sandbox-jobs.ts); null without a sandbox or when the run cannot afford it. */
   sandbox: SandboxJobReport | null;
@@ -82,17 +67,12 @@ export async function runScheduledJobs(env: Bindings, nowMs = Date.now()): Promi
   // Statements per round: a completion or expiry writes its events with the change (3), key cleanup covers users'
   // and the operator's keys (2), the outbox sweep reads and marks (2).
   const spent: Spent = { statements: 0 };
-  // Test mode's catalogue first, on every run: a sandbox shows the shop's products, prices and availability within a
-  // run (its own failure stops nothing). Its statements come out of the order completions' rounds.
-  const mirror = env.SANDBOX_DB ? await mirrorSandbox(env, env.SANDBOX_DB, nowMs) : null;
-  spent.statements += env.SANDBOX_DB ? (mirror?.statements ?? MIRROR_STATEMENTS) : 0;
-  // One round of each job still to come (expiries 3, keys 2, events 1, sessions 1, outbox 2, emails 2).
-  const completedOrders = await drain((limit) => completeHeldOrders(env.DB, now, config.orderHoldHours, limit), ORDER_BATCH_SIZE, ORDER_ROUNDS, 3, spent, 11);
-  const expiredDeposits = await drain((limit) => expireDeposits(env.DB, now, limit), BATCH_SIZE, 3, 3, spent, 8);
-  const deletedIdempotencyKeys = await drain((limit) => deleteExpiredRecords(env.DB, now, limit), BATCH_SIZE, 3, 2, spent, 6);
-  const deletedEvents = await drain((limit) => deleteExpiredEvents(env.DB, nowMs, limit), BATCH_SIZE, 3, 1, spent, 5);
-  const deletedSessions = await drain((limit) => deleteExpiredSessions(env.DB, now, limit), BATCH_SIZE, 2, 1, spent, 4);
-  const enqueuedEvents = await drain((limit) => sweepOutbox(env.DB, env.WEBHOOK_QUEUE, nowMs, limit), BATCH_SIZE, 2, 2, spent, 2);
+  const completedOrders = await drain((limit) => completeHeldOrders(env.DB, now, config.orderHoldHours, limit), ORDER_BATCH_SIZE, ORDER_ROUNDS, 3, spent);
+  const expiredDeposits = await drain((limit) => expireDeposits(env.DB, now, limit), BATCH_SIZE, 3, 3, spent);
+  const deletedIdempotencyKeys = await drain((limit) => deleteExpiredRecords(env.DB, now, limit), BATCH_SIZE, 3, 2, spent);
+  const deletedEvents = await drain((limit) => deleteExpiredEvents(env.DB, nowMs, limit), BATCH_SIZE, 3, 1, spent);
+  const deletedSessions = await drain((limit) => deleteExpiredSessions(env.DB, now, limit), BATCH_SIZE, 2, 1, spent);
+  const enqueuedEvents = await drain((limit) => sweepOutbox(env.DB, env.WEBHOOK_QUEUE, nowMs, limit), BATCH_SIZE, 2, 2, spent);
   // Alert emails (2 statements) only when the run can afford them; otherwise the next run sends them.
   if (spent.statements + 2 + 2 <= QUERIES_PER_INVOCATION) {
     spent.statements += 2;
@@ -102,18 +82,27 @@ export async function runScheduledJobs(env: Bindings, nowMs = Date.now()): Promi
   const poll = await pollVendors(env.DB, config, nowMs, QUERIES_PER_INVOCATION - spent.statements, scheduledMail(env)).catch((err: unknown) => {
     // A database fault in the poll loses nothing: the deposits are asked again on the next run.
     console.warn(JSON.stringify({ level: 'warn', msg: 'deposit poll stopped', class: err instanceof Error ? err.name : typeof err }));
-    return { asked: 0, changed: 0, skipped: 0 };
+    return { asked: 0, changed: 0, skipped: 0, statements: 0 };
   });
-  // The rest of test mode's round comes last, never before the live shop's money: only in a run whose poll asked no
-  // vendor (its budget is then untouched) and that can still afford it; otherwise the next run does it.
+  // Test mode comes last, never before the live shop's money (a lookup of a deposit that pays for an order needs 34
+  // statements of the 50). The catalogue's refresh runs in every run that has its 7 statements left after the poll
+  // (every run whose poll found no vendor deposit to ask, and most that did); the sandbox's own round (its held
+  // orders, expiries, outbox and the test keys' makers) only in a run whose poll asked no vendor and that can afford it.
+  let mirror: MirrorReport | null = null;
   let sandbox: SandboxJobReport | null = null;
-  if (env.SANDBOX_DB && poll.asked + poll.skipped === 0 && spent.statements + POLL_READ_STATEMENTS + SANDBOX_JOB_STATEMENTS <= QUERIES_PER_INVOCATION) {
-    spent.statements += SANDBOX_JOB_STATEMENTS;
-    sandbox = await runSandboxJobs(env, env.SANDBOX_DB, config, nowMs, now).catch((err: unknown) => {
-      // The next run does it again; the live shop never waits on its sandbox.
-      console.warn(JSON.stringify({ level: 'warn', msg: 'sandbox jobs stopped', class: err instanceof Error ? err.name : typeof err }));
-      return null;
-    });
+  if (env.SANDBOX_DB) {
+    let left = QUERIES_PER_INVOCATION - spent.statements - poll.statements;
+    if (left >= MIRROR_STATEMENTS) {
+      mirror = await mirrorSandbox(env, env.SANDBOX_DB, nowMs);
+      left -= mirror?.statements ?? MIRROR_STATEMENTS;
+    }
+    if (poll.asked + poll.skipped === 0 && left - POLL_READ_STATEMENTS >= SANDBOX_JOB_STATEMENTS) {
+      sandbox = await runSandboxJobs(env, env.SANDBOX_DB, config, nowMs, now).catch((err: unknown) => {
+        // The next run does it again; the live shop never waits on its sandbox.
+        console.warn(JSON.stringify({ level: 'warn', msg: 'sandbox jobs stopped', class: err instanceof Error ? err.name : typeof err }));
+        return null;
+      });
+    }
   }
   return { completedOrders, expiredDeposits, deletedIdempotencyKeys, deletedEvents, deletedSessions, enqueuedEvents, enqueuedEmails, poll, mirror, sandbox };
 }

@@ -7,8 +7,8 @@ import { completeHeldOrders } from '../orders';
 import { sweepOutbox } from '../outbox';
 
 // The scheduled run's share for test mode (docs/test-mode.md): the sandbox's catalogue copied from the live shop
-// again (every run, first: `mirrorSandbox`), and one round of the test keys' live makers swept and the sandbox's own
-// held orders, expired deposits and event outbox, as live has them (`runSandboxJobs`, when the run can afford it).
+// again (`mirrorSandbox`, in every run that has its statements left), and one round of the test keys' live makers
+// swept and the sandbox's own held orders, expired deposits and event outbox, as live has them (`runSandboxJobs`).
 
 /** Statements of one sandbox round: completions 3, expiries 3, outbox 2, the test keys' makers 6. */
 export const SANDBOX_JOB_STATEMENTS = 14;
