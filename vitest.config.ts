@@ -28,7 +28,7 @@ export default defineConfig({
           // The test worker's own origin (test/helpers.ts' BASE): no payment link a test follows can lead to a
           // developer's `npm run dev` on :8787. Outbound requests are refused anyway (test/network.ts).
           PAYMENT_BASE_URL: 'http://localhost',
-          // Links in emails start with it, never with the request's Host (test/email-links.test.ts).
+          // Links in emails start with it, never with the request's Host (test/mail/links.test.ts).
           PUBLIC_BASE_URL: 'http://localhost',
           DEV_CHECKOUT: 'true',
           ORDER_HOLD_HOURS: '24',
@@ -43,7 +43,7 @@ export default defineConfig({
           GATEWAY_POLL_MINUTES: '5',
           GATEWAY_POLL_LIMIT: '20',
           // Every slot is the generic adapter, whatever provider block a developer's .dev.vars turns on; a test puts a
-          // vendor on a slot per request (test/vendors.ts). Empty settings are unset (src/services/gateways/slots.ts).
+          // vendor on a slot per request (test/vendors.ts). Empty settings are unset (src/services/payments/gateways/slots.ts).
           GATEWAY_ONE_PROVIDER: 'generic',
           GATEWAY_ONE_API_KEY: '',
           GATEWAY_ONE_ACCOUNT: '',
@@ -56,7 +56,7 @@ export default defineConfig({
           GATEWAY_THREE_API_KEY: '',
           GATEWAY_THREE_ACCOUNT: '',
           GATEWAY_THREE_API_URL: '',
-          // test/email-alerts.test.ts counts crossings of this threshold.
+          // test/mail/alerts.test.ts counts crossings of this threshold.
           LOW_STOCK_THRESHOLD: '10',
           // One log line per request would bury test output; test/logging.test.ts turns it on.
           LOG_REQUESTS: 'false',
@@ -64,7 +64,7 @@ export default defineConfig({
           EMAIL_FROM: 'Test Shop <shop@example.com>',
           SHOP_NAME: 'Test Shop',
           EMAIL_VERIFICATION: 'off',
-          // Never on in tests but those that turn it on (test/email-preview.test.ts); `npm run dev` alone sets it.
+          // Never on in tests but those that turn it on (test/mail/preview.test.ts); `npm run dev` alone sets it.
           EMAIL_PREVIEW: 'false',
         },
         // The whole suite shares one client IP and a few keys: the production limits would throttle it. A tiny
@@ -83,9 +83,9 @@ export default defineConfig({
           // Per user: every test user is new, so the contract's numbers fit the suite as they are.
           PASSWORD_CHECK_RATE_LIMITER: { namespace_id: '1006', simple: { limit: 5, period: 60 } },
           EMAIL_CHANGE_RATE_LIMITER: { namespace_id: '1007', simple: { limit: 5, period: 60 } },
-          // The whole suite is one client IP; test/gateway-slots.test.ts swaps in the tiny limiter to reach 429.
+          // The whole suite is one client IP; test/payments/gateways/slots.test.ts swaps in the tiny limiter to reach 429.
           VENDOR_INVOICE_IP_RATE_LIMITER: { namespace_id: '1008', simple: { limit: 100_000, period: 60 } },
-          // The suite is one client IP; test/email.test.ts counts to 429 with a limiter of the contract's size.
+          // The suite is one client IP; test/mail/email.test.ts counts to 429 with a limiter of the contract's size.
           FORGOT_PASSWORD_IP_RATE_LIMITER: { namespace_id: '1022', simple: { limit: 100_000, period: 60 } },
         },
       },

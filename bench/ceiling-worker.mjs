@@ -7,7 +7,7 @@
 //   GET  /d1-read    one SELECT of one row by primary key (users.balance_cents): one D1 round trip, the least an
 //                    authenticated read must do (the ceiling of GET /wallet/balance).
 //   POST /purchase-batch  {key_hash, product_id, quantity}: a purchase's own batch, once, on the raw binding: the
-//                    statements src/services/orders.ts `purchase` builds (with the same code, so they never drift),
+//                    statements src/services/orders/orders.ts `purchase` builds (with the same code, so they never drift),
 //                    for an API key given by its hash; no framework, middleware, rate limit, retry wrapper, cache
 //                    purge or log (the ceiling of POST /orders).
 //   GET  /cache-hit  one caches.default.match that hits (an entry stored on first use; ?bytes=N for an N-byte body:
@@ -18,7 +18,7 @@
 // This worker exists only in the bench: it is not part of the production bundle or of wrangler.toml. It imports the
 // purchase from src, so it is bundled before use (bench/harness.mjs, bundleCeiling).
 import { apiKeyCaller } from '../src/services/caller';
-import { purchase } from '../src/services/orders';
+import { purchase } from '../src/services/orders/orders';
 
 const CREATE_TABLE = 'CREATE TABLE IF NOT EXISTS bench_writes (id INTEGER PRIMARY KEY, note TEXT NOT NULL, created_at TEXT NOT NULL)';
 let tableCreated = false;

@@ -1,7 +1,7 @@
 // A ledger history on top of the bench data (bench/data.mjs: users, products, stock), for measuring what the ledger
 // audit costs on a large database: orders of one item each (a tenth cancelled, refunded, items revoked), their
 // purchase and refund rows, deposits (half paid, credited once). Written with set-based SQL, so every invariant of
-// src/services/audit.ts holds: balance_after chains by id, balances equal their ledger, stock_count the available items.
+// src/services/operator/ledger-audit.ts holds: balance_after chains by id, balances equal their ledger, stock_count the available items.
 
 const CHUNK = 2_000;
 const START = Date.parse('2026-01-01T00:00:00.000Z');

@@ -68,7 +68,7 @@ import { orderCases } from './cases/orders.mjs';
 import { finalScalingPoint, scalingPoint } from './cases/scaling.mjs';
 import { dropCases } from './cases/drop.mjs';
 import { buildResults, writeResults } from './results.mjs';
-import { AUDIT_CHECKS } from '../src/services/audit.ts';
+import { AUDIT_CHECKS } from '../src/services/operator/ledger-audit.ts';
 
 function isWritableDir(dir) {
   try {

@@ -1,4 +1,4 @@
-// `npm run audit:ledger [-- options]`: checks the money invariants (src/services/audit.ts) and exits 1, printing the
+// `npm run audit:ledger [-- options]`: checks the money invariants (src/services/operator/ledger-audit.ts) and exits 1, printing the
 // offending rows, on any violation.
 //   --local            (default) the local D1 database that `npm run dev` uses (or DEV_STATE_DIR's)
 //   --remote           the deployed database, with read-only statements through `wrangler d1 execute --remote --json`
@@ -9,7 +9,7 @@
 //   --check TEXT       only the checks whose name contains TEXT
 //   --dry-run          print what would be sent (for --remote, the exact wrangler commands) and send nothing
 import { parseArgs } from 'node:util';
-import { AUDIT_CHECKS } from '../src/services/audit.ts';
+import { AUDIT_CHECKS } from '../src/services/operator/ledger-audit.ts';
 import { assertReadOnly, auditStatements, maxIdsSql, parseQueryOutput, remoteQueryArgs, shellLine } from './audit-queries.mjs';
 import { assertNodeVersion, wrangler } from './wrangler.mjs';
 

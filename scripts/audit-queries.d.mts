@@ -1,5 +1,5 @@
-// Types of scripts/audit-queries.mjs, for the worker tests that import it (test/audit-queries.test.ts).
-import type { AuditCheck } from '../src/services/audit';
+// Types of scripts/audit-queries.mjs, for the worker tests that import it (test/operator/audit-queries.test.ts).
+import type { AuditCheck } from '../src/services/operator/ledger-audit';
 
 export function assertReadOnly(sql: string): string;
 export function remoteQueryArgs(database: string, sql: string): string[];

@@ -1,6 +1,6 @@
 // What `npm run audit:ledger` sends and how it reads the answers: pure functions (no I/O), shared by the local and
-// the remote audit and tested in the worker suite (test/audit-queries.test.ts).
-import { windowedSql } from '../src/services/audit.ts';
+// the remote audit and tested in the worker suite (test/operator/audit-queries.test.ts).
+import { windowedSql } from '../src/services/operator/ledger-audit.ts';
 
 const READS = /^\s*(SELECT|WITH)\b/i;
 const WRITES = /\b(INSERT|UPDATE|DELETE|REPLACE|UPSERT|CREATE|DROP|ALTER|ATTACH|DETACH|PRAGMA|VACUUM|REINDEX|ANALYZE)\b/i;

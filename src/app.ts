@@ -10,39 +10,43 @@ import { requestLog } from './middleware/request-log';
 import { requestPlace } from './middleware/request-place';
 import { renderError } from './middleware/render-error';
 import { methodNotAllowedOrNotFound } from './middleware/method-not-allowed';
-import { adminRouter } from './routes/admin';
-import { authRouter } from './routes/auth';
-import { adminEmailsRouter } from './routes/admin-emails';
-import { adminConsoleRouter } from './routes/admin-console';
-import { adminCouponsRouter } from './routes/admin-coupons';
-import { adminExportsRouter } from './routes/admin-exports';
-import { adminGatewaysRouter } from './routes/admin-gateways';
-import { apiKeysRouter } from './routes/api-keys';
-import { eventsRouter } from './routes/events';
-import { ordersRouter } from './routes/orders';
-import { revokedItemsRouter } from './routes/revoked-items';
-import { orderClaimsRouter } from './routes/order-claims';
+import { adminUsersRouter } from './routes/admin/users';
+import { adminProductsRouter } from './routes/admin/products';
+import { adminDepositsRouter } from './routes/admin/deposits';
+import { adminOrdersRouter } from './routes/admin/orders';
+import { adminStatsRouter } from './routes/admin/stats';
+import { adminAuditLogRouter } from './routes/admin/audit-log';
+import { authRouter } from './routes/accounts/auth';
+import { adminEmailsRouter } from './routes/admin/emails';
+import { adminCouponsRouter } from './routes/admin/coupons';
+import { adminExportsRouter } from './routes/admin/exports';
+import { adminGatewaysRouter } from './routes/admin/gateways';
+import { apiKeysRouter } from './routes/accounts/api-keys';
+import { eventsRouter } from './routes/events/events';
+import { ordersRouter } from './routes/orders/orders';
+import { revokedItemsRouter } from './routes/admin/revoked-items';
+import { orderClaimsRouter } from './routes/orders/claims';
 import { adminBlocklistRouter } from './routes/admin/blocklist';
 import { adminClaimsRouter } from './routes/admin/claims';
 import { adminHoldsRouter } from './routes/admin/holds';
 import { adminRefundsRouter } from './routes/admin/refunds';
-import { stockRouter } from './routes/stock';
-import { productImagesRouter } from './routes/product-images';
+import { stockRouter } from './routes/catalogue/stock';
+import { productImagesRouter } from './routes/admin/product-images';
 import { registerStorefrontDocs, storefrontRouter } from './dashboard/storefront';
-import { mediaRouter } from './routes/media';
+import { mediaRouter } from './routes/catalogue/media';
 import { imageTooLarge, MAX_IMAGE_BYTES } from './lib/image';
-import { userRouter } from './routes/user';
-import { walletRouter } from './routes/wallet';
-import { webhooksRouter } from './routes/webhooks';
-import { webhookEndpointsRouter } from './routes/webhook-endpoints';
-import { createCheckoutRouter } from './routes/checkout';
-import { gatewayEventsRouter } from './routes/gateway-events';
+import { userRouter } from './routes/accounts/user';
+import { walletRouter } from './routes/payments/wallet';
+import { webhooksRouter } from './routes/payments/webhooks';
+import { webhookEndpointsRouter } from './routes/events/webhook-endpoints';
+import { createCheckoutRouter } from './routes/payments/checkout';
+import { gatewayEventsRouter } from './routes/admin/gateway-events';
 import { createDashboardRouter, dashboardHeaders } from './dashboard';
 import { registerDashboardDocs } from './dashboard/openapi';
 import { rememberVendorFailures } from './middleware/vendor-failures';
 import { API_PREFIX, registerDocument, registerServiceInfo } from './routes/service';
-import { testModeRouter } from './routes/test-mode';
-import { registerTestPayDocs, testPayRouter } from './routes/test-pay';
+import { testModeRouter } from './routes/sandbox/test-mode';
+import { registerTestPayDocs, testPayRouter } from './routes/sandbox/test-pay';
 import { refreshSandboxAfterCatalogueChange } from './middleware/sandbox-refresh';
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -101,8 +105,12 @@ export function createApp() {
     .route(`${API_PREFIX}/orders`, ordersRouter)
     .route(`${API_PREFIX}/orders`, orderClaimsRouter)
     .route(`${API_PREFIX}/wallet`, walletRouter)
-    .route(`${API_PREFIX}/admin`, adminRouter)
-    .route(`${API_PREFIX}/admin`, adminConsoleRouter)
+    .route(`${API_PREFIX}/admin`, adminUsersRouter)
+    .route(`${API_PREFIX}/admin`, adminProductsRouter)
+    .route(`${API_PREFIX}/admin`, adminDepositsRouter)
+    .route(`${API_PREFIX}/admin`, adminOrdersRouter)
+    .route(`${API_PREFIX}/admin`, adminStatsRouter)
+    .route(`${API_PREFIX}/admin`, adminAuditLogRouter)
     .route(`${API_PREFIX}/admin`, productImagesRouter)
     .route(`${API_PREFIX}/admin`, revokedItemsRouter)
     .route(`${API_PREFIX}/admin`, adminCouponsRouter)

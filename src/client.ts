@@ -1,7 +1,7 @@
 import { hc } from 'hono/client';
 import type { AppType } from './app';
 import { isValidSignature, SIGNATURE_TOLERANCE_SECONDS } from './lib/signature';
-import type { WebhookEvent } from './routes/events';
+import type { WebhookEvent } from './routes/events/events';
 
 export type { AppType, WebhookEvent };
 

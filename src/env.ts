@@ -1,7 +1,7 @@
 // The ground floor: what the worker is given (bindings, vars) and the settings read from it. Nothing here imports
 // from src/services: reading vars into richer things (a slot's provider and keys) belongs to the service using them.
 
-/** One outgoing webhook delivery: the message of WEBHOOK_QUEUE (consumed by src/services/webhook-delivery.ts). */
+/** One outgoing webhook delivery: the message of WEBHOOK_QUEUE (consumed by src/services/events/delivery.ts). */
 export interface DeliveryMessage {
   event_id: string;
   endpoint_id: number;
@@ -9,7 +9,7 @@ export interface DeliveryMessage {
   sandbox?: true;
 }
 
-/** One email to send: the message of EMAIL_QUEUE (consumed by src/services/email-delivery.ts): the email's row, and the
+/** One email to send: the message of EMAIL_QUEUE (consumed by src/services/mail/delivery.ts): the email's row, and the
  * link with its token for the two templates that carry one (a token is never stored, only sent). */
 export interface EmailJob {
   email_id: string;
@@ -23,7 +23,7 @@ export interface Bindings {
   GATEWAY_ONE_WEBHOOK_SECRET?: string;
   GATEWAY_TWO_WEBHOOK_SECRET?: string;
   GATEWAY_THREE_WEBHOOK_SECRET?: string;
-  /** Each slot's payment provider and its settings (src/services/gateways/slots.ts). */
+  /** Each slot's payment provider and its settings (src/services/payments/gateways/slots.ts). */
   GATEWAY_ONE_PROVIDER?: string;
   GATEWAY_ONE_API_KEY?: string;
   GATEWAY_ONE_ACCOUNT?: string;
@@ -67,7 +67,7 @@ export interface Bindings {
   EMAIL_CHANGE_RATE_LIMITER?: RateLimit;
   /** Invoices opened at a real payment provider (API and dashboard deposits together), per client IP. */
   VENDOR_INVOICE_IP_RATE_LIMITER?: RateLimit;
-  /** Cloudflare Email Service (`[[send_email]]`); with EMAIL_FROM, mail is on (src/services/mail.ts). */
+  /** Cloudflare Email Service (`[[send_email]]`); with EMAIL_FROM, mail is on (src/services/mail/settings.ts). */
   EMAIL?: SendEmail;
   EMAIL_FROM?: string;
   SHOP_NAME?: string;
@@ -79,7 +79,7 @@ export interface Bindings {
   EMAIL_QUEUE?: Queue<EmailJob>;
   /** Forgot-password posts (API and dashboard together), per client IP. */
   FORGOT_PASSWORD_IP_RATE_LIMITER?: RateLimit;
-  /** Product images, named by the SHA-256 of their bytes (src/services/media.ts). */
+  /** Product images, named by the SHA-256 of their bytes (src/services/catalogue/media.ts). */
   MEDIA: R2Bucket;
   /** The test-mode database (docs/test-mode.md): a `sk_test_` key is answered from it alone; unbound = no test mode. */
   SANDBOX_DB?: D1Database;
@@ -99,7 +99,7 @@ export interface Config {
   paymentBaseUrl: string;
   /** Test mode (a sk_test_ key's request): every gateway slot is the test gateway, its pages on this origin. */
   testGateway?: { publicBaseUrl: string };
-  /** The vars as set, for the settings services read themselves (each gateway slot's: src/services/gateways/slots.ts). */
+  /** The vars as set, for the settings services read themselves (each gateway slot's: src/services/payments/gateways/slots.ts). */
   vars: Readonly<Bindings>;
   /** How old a real-provider deposit must be, and how long since its vendor was last asked, before the job asks. */
   gatewayPollMinutes: number;

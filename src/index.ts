@@ -1,12 +1,12 @@
 import { createApp } from './app';
 import { resilient } from './db/d1';
 import { readConfig, type Bindings, type DeliveryMessage } from './env';
-import { presentEvent } from './routes/events';
-import { runScheduledJobs } from './services/jobs';
-import { deliverWebhooks } from './services/webhook-delivery';
-import { deliverEmails } from './services/email-delivery';
-import type { EmailJob } from './services/email-outbox';
-import { readMailSettings } from './services/mail';
+import { presentEvent } from './routes/events/events';
+import { runScheduledJobs } from './services/operator/jobs';
+import { deliverWebhooks } from './services/events/delivery';
+import { deliverEmails } from './services/mail/delivery';
+import type { EmailJob } from './services/mail/outbox';
+import { readMailSettings } from './services/mail/settings';
 import { isPreviewOn } from './services/mail/previews';
 
 const app = createApp();
@@ -19,7 +19,7 @@ export default {
     const report = await runScheduledJobs(env, controller.scheduledTime);
     console.log(JSON.stringify({ level: 'info', msg: 'scheduled jobs', cron: controller.cron, ...report }));
   },
-  /** Outgoing webhooks: one message per event and endpoint (src/services/webhook-delivery.ts); emails: one message each. */
+  /** Outgoing webhooks: one message per event and endpoint (src/services/events/delivery.ts); emails: one message each. */
   async queue(batch, env) {
     if (batch.queue === EMAIL_QUEUE_NAME) {
       const report = await deliverEmails(batch as MessageBatch<EmailJob>, {

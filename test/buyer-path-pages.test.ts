@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { listStockJson } from '../src/services/stock';
+import { listStockJson } from '../src/services/catalogue/stock';
 import { SELF } from './contract';
 import { balanceOf, buy, call, deliverWebhook, newProduct, newUser } from './helpers';
 import { idempotencyKeyIn, ORIGIN, signedInUser, visit } from './dashboard-helpers';
@@ -181,7 +181,7 @@ describe('the replacement warranty, where a buyer chooses', () => {
 
     expect((await call(`/stock/${product.id}`)).json.data.warranty_hours).toBe(72);
     expect((await call(`/stock/${none.id}`)).json.data.warranty_hours).toBe(0);
-    // The list is rendered by SQLite (src/services/stock.ts), the cached answer of GET /stock: the same field and value.
+    // The list is rendered by SQLite (src/services/catalogue/stock.ts), the cached answer of GET /stock: the same field and value.
     const list = JSON.parse(await listStockJson(env.DB, ORIGIN)) as Array<{ product_id: number; warranty_hours: number }>;
     expect(list.find((e) => e.product_id === product.id)?.warranty_hours).toBe(72);
     expect(list.find((e) => e.product_id === none.id)?.warranty_hours).toBe(0);

@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import { signIn } from './dashboard-helpers';
 import { buy, call, newDeposit, newProduct, newUser, unique, type TestUser } from './helpers';
 
-// The operator console's test fixtures (test/console.test.ts, test/round-trips.test.ts).
+// The operator console's test fixtures (test/operator/console/console.test.ts, test/round-trips.test.ts).
 
 export type Operator = TestUser & { cookie: string };
 

@@ -87,7 +87,7 @@ interface Operation {
 
 // The dashboard's pages (tag Dashboard) answer HTML to a browser session, not JSON to a key: test/fuzz.test.ts fuzzes
 // them with session cookies and form bodies.
-// An image upload's validity is its signature bytes, which no schema states: test/catalogue.test.ts checks it.
+// An image upload's validity is its signature bytes, which no schema states: test/catalogue/catalogue.test.ts checks it.
 const binaryBody = (op: { requestBody?: { content?: Record<string, { schema?: { format?: string } }> } }) =>
   Object.values(op.requestBody?.content ?? {}).some((media) => media.schema?.format === 'binary');
 

@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:test';
 import { afterEach, describe, expect, it } from 'vitest';
-import { auditLedger } from '../src/services/audit';
+import { auditLedger } from '../src/services/operator/ledger-audit';
 import { useInvocationOptions } from './contract';
 import { idempotencyKeyIn, signedInUser, visit, type PageOptions } from './dashboard-helpers';
 import { newProduct } from './helpers';

@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import { sha256Hex } from '../src/lib/crypto';
 import { isoNow } from '../src/lib/time';
 import { readAs } from '../src/services/caller';
-import { sessionCaller, touchSession } from '../src/services/sessions';
+import { sessionCaller, touchSession } from '../src/services/accounts/sessions';
 import { createCheckedApp, SELF } from './contract';
 import { newUser, unique, type TestUser } from './helpers';
 

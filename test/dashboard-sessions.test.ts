@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { runScheduledJobs } from '../src/services/jobs';
-import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS, signIn as startSession } from '../src/services/sessions';
+import { runScheduledJobs } from '../src/services/operator/jobs';
+import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS, signIn as startSession } from '../src/services/accounts/sessions';
 import { freshIp, liveSession, ORIGIN, PASSWORD, sessionFrom, signedInUser, signIn, visit } from './dashboard-helpers';
 import { call, newUser } from './helpers';
 import { changedTables, snapshot } from './snapshot';

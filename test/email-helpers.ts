@@ -1,8 +1,8 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from 'cloudflare:test';
 import { vi } from 'vitest';
 import entry from '../src/index';
-import { runScheduledJobs } from '../src/services/jobs';
-import type { EmailJob } from '../src/services/email-outbox';
+import { runScheduledJobs } from '../src/services/operator/jobs';
+import type { EmailJob } from '../src/services/mail/outbox';
 import { call, type CallOptions } from './helpers';
 
 // Email tests: requests whose emails go to a recording queue (not the real one, whose consumer would send them on

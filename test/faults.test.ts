@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:test';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { auditLedger } from '../src/services/audit';
+import { auditLedger } from '../src/services/operator/ledger-audit';
 import { useInvocationOptions } from './contract';
 import { call, newProduct, newUser, type CallOptions, type TestUser } from './helpers';
 import { seededRandom } from './production-d1';

@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import { SELF } from './contract';
 import fc from 'fast-check';
 import { runBatch } from '../src/db/batch';
-import { insertSession, newSessionToken } from '../src/services/sessions';
+import { insertSession, newSessionToken } from '../src/services/accounts/sessions';
 import { liveSession } from './dashboard-helpers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, BASE, buy, call, hmacSha256Hex, newDeposit, newProduct, newUser, WEBHOOK_SECRETS, type TestUser } from './helpers';
@@ -964,7 +964,7 @@ describe('fuzz: malformed JSON on every body route', () => {
   it('answers 422 VALIDATION_FAILED (or the route\'s auth/size error first) for every malformed body, changing nothing', async () => {
     const before = await snapshot();
     // JSON routes only: the dashboard's forms are urlencoded (their malformed bodies are fuzzed with the pages).
-    // Test-mode routes answer the suite's live key 403 TEST_KEY_REQUIRED first: their auth error (test/test-mode.test.ts).
+    // Test-mode routes answer the suite's live key 403 TEST_KEY_REQUIRED first: their auth error (test/sandbox/test-mode.test.ts).
     const bodyRoutes = DOCUMENTED.filter((op) => op.bodyFields.length > 0 && op.auth !== 'session' && !op.template.startsWith('/api/v2/test/'));
     const broken = MALFORMED_JSON.filter((text) => {
       try {

@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:test';
 import { SELF } from './contract';
 import { describe, expect, it } from 'vitest';
-import { runScheduledJobs } from '../src/services/jobs';
+import { runScheduledJobs } from '../src/services/operator/jobs';
 import { BASE, balanceOf, call, expectError, fund, newProduct, newUser, type TestUser } from './helpers';
 
 async function post(user: TestUser, path: string, body: unknown, key?: string) {

@@ -1,6 +1,6 @@
 import { applyD1Migrations, env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { auditLedger } from '../src/services/audit';
+import { auditLedger } from '../src/services/operator/ledger-audit';
 
 // Every migration applies to a database that already holds data. The suite's databases are migrated empty, where
 // rebuilding a table is always easy; production has rows, and a rebuild of a table other tables reference (orders is

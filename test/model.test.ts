@@ -2,7 +2,7 @@ import { createExecutionContext, createScheduledController, env, waitOnExecution
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import worker from '../src/index';
-import { auditLedger } from '../src/services/audit';
+import { auditLedger } from '../src/services/operator/ledger-audit';
 import { call, fund, newProduct, newUser, restock, signedWebhook, unique, WEBHOOK_SECRETS, type CallOptions } from './helpers';
 import { seedFor, testSettings } from './seed';
 

@@ -1,5 +1,5 @@
 // The pricing formulas, written again from their description in docs/prices.md, as the reference the purchase's SQL
-// (src/services/pricing.ts) is tested against. Deliberately not the same code: plain integer steps, no SQL.
+// (src/services/catalogue/pricing.ts) is tested against. Deliberately not the same code: plain integer steps, no SQL.
 
 export interface Tier {
   minQuantity: number;

@@ -724,7 +724,7 @@ describe('SQL metacharacters are stored and returned verbatim, tables intact', (
   });
 
   it('stock items (JSON and text/plain uploads) are delivered and exported verbatim', async () => {
-    // A stock item may not hold a control character (NUL...): test/stock-item-rules.test.ts refuses those.
+    // A stock item may not hold a control character (NUL...): test/catalogue/stock-item-rules.test.ts refuses those.
     const items = META.filter((m) => !/\p{Cc}/u.test(m));
     const product = await newProduct({ price: 0.5 });
     const upload = await call(`/admin/products/${product.id}/stock`, { admin: true, body: { items } });

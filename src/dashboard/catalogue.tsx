@@ -1,6 +1,6 @@
 import type { Child } from 'hono/jsx';
-import { volumeTiersOf } from '../services/pricing';
-import type { StockEntry } from '../services/stock';
+import { volumeTiersOf } from '../services/catalogue/pricing';
+import type { StockEntry } from '../services/catalogue/stock';
 import { Money, Select } from './components';
 
 // The catalogue as a buyer sees it, shared by the dashboard's shop and the public storefront (/shop): cards with the

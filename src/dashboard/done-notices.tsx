@@ -6,7 +6,7 @@ import { Notice } from './components';
 //
 // Every form that changes something ends on a page with one of these. A new form: add its line to DONE and answer
 // `c.redirect(withDone(path, 'its_name'), 303)` (or return `withDone(...)` from `redirectOnce`); `page()` in
-// ../layout.tsx shows it on any page, console or dashboard. test/console-notices.test.ts checks each one.
+// ../layout.tsx shows it on any page, console or dashboard. test/operator/console/notices.test.ts checks each one.
 
 const DONE = {
   product_created: 'Product created. Upload its stock below.',

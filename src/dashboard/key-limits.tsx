@@ -1,7 +1,7 @@
 import { CreateApiKeyBody, type CreateApiKeyRequest } from '../schemas/api-keys';
 import { SCOPES, type Scope } from '../lib/scopes';
 import { formatUsd } from '../lib/money';
-import type { ApiKeyView } from '../services/api-keys';
+import type { ApiKeyView } from '../services/accounts/keys';
 import { Checkbox, Field, TextArea } from './components';
 import { parseForm, type FormFields, type FormProblem } from './forms';
 

@@ -4,7 +4,7 @@ import { PaginationQuery } from '../lib/pagination';
 import { requireSession } from '../middleware/session';
 import { publishAfterResponse } from '../middleware/publish-events';
 import { purgeSoldProducts } from '../middleware/stock-cache';
-import { cancelOrder, getOrder, listOrders, orderExportFile } from '../services/orders';
+import { cancelOrder, getOrder, listOrders, orderExportFile } from '../services/orders/orders';
 import { ItemProblem, reportPages } from './report-problem';
 import type { OrderRow } from '../db/schema';
 import { formatUsd } from '../lib/money';

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import type { AppEnv } from '../env';
 import { requireSession } from '../middleware/session';
-import { getDashboard } from '../services/users';
+import { getDashboard } from '../services/accounts/users';
 import { Money, Stat } from './components';
 import { page } from './layout';
 import { OrdersTable, TransactionsTable } from './tables';

@@ -4,7 +4,7 @@ import { emailChangeThrottle, passwordCheckThrottle } from '../middleware/rate-l
 import { mailFor } from '../middleware/send-emails';
 import { currentSessionHash, requireSession } from '../middleware/session';
 import { ChangePasswordBody, UpdateProfileBody } from '../schemas/users';
-import { changePassword, getProfile, updateProfile } from '../services/users';
+import { changePassword, getProfile, updateProfile } from '../services/accounts/users';
 import { Alert, Checkbox, Field, When } from './components';
 import { formHandler, parseForm, sameOriginForm, type FormFields, type FormProblem } from './forms';
 import { withDone } from './done-notices';

@@ -3,13 +3,13 @@ import type { AppEnv } from '../env';
 import { mailFor } from '../middleware/send-emails';
 import { notFound } from '../lib/errors';
 import { ResetPasswordBody } from '../schemas/users';
-import { resetLinkUsable, resetPassword } from '../services/password-resets';
+import { resetLinkUsable, resetPassword } from '../services/accounts/password-resets';
 import { Alert, Field } from './components';
 import { formHandler, parseForm, sameOriginForm, type FormProblem } from './forms';
 import { withDone } from './done-notices';
 import { page } from './layout';
 
-// A password reset link, made by an operator or sent by "Forgot password?" (src/services/password-resets.ts): no session, the token in the path is the
+// A password reset link, made by an operator or sent by "Forgot password?" (src/services/accounts/password-resets.ts): no session, the token in the path is the
 // credential. An unknown, used or expired link is a 404 page.
 
 async function resetPage(c: Context<AppEnv>, problem?: FormProblem) {

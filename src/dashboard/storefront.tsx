@@ -13,7 +13,7 @@ import { limitByClientIp } from '../middleware/rate-limit';
 import { publicCaching, stockCache } from '../middleware/stock-cache';
 import { ShopQuery } from '../schemas/catalogue';
 import { queryPlain } from '../services/caller';
-import { productDetailQuery, shopQuery, SHOP_PAGE_SIZE } from '../services/catalogue';
+import { productDetailQuery, shopQuery, SHOP_PAGE_SIZE } from '../services/catalogue/browse';
 import { CatalogueFilter, ProductCard, ProductFacts, ProductImage, VolumePrices, WarrantyLine } from './catalogue';
 import { Money, Pager } from './components';
 import { idFromPath, parseForm } from './forms';

@@ -3,7 +3,7 @@ import type { AppEnv } from '../env';
 import { notFound } from '../lib/errors';
 import { mailFor } from '../middleware/send-emails';
 import { requireSession } from '../middleware/session';
-import { resendVerification, verifyEmail } from '../services/email-verification';
+import { resendVerification, verifyEmail } from '../services/accounts/email-verification';
 import { sameOriginForm } from './forms';
 import { page } from './layout';
 

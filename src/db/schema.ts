@@ -47,7 +47,7 @@ export const apiKeys = sqliteTable(
     allowedIps: text('allowed_ips'),
     ipRanges: text('ip_ranges'),
     expiresAt: text('expires_at'),
-    /** The API key that made this one (its family: src/services/api-keys.ts); null when no key did. */
+    /** The API key that made this one (its family: src/services/accounts/keys.ts); null when no key did. */
     createdByKeyId: integer('created_by_key_id').references((): AnySQLiteColumn => apiKeys.id),
     /** The makers' ids, root first: '/<id>/<id>/', or '/' when no key made it. */
     ancestry: text('ancestry').notNull().default('/'),
@@ -77,9 +77,9 @@ export const products = sqliteTable(
     /** 0 = final sale: orders of it cannot be cancelled. */
     cancellable: integer('cancellable').notNull().default(1),
     description: text('description'),
-    /** '<sha256>.<png|jpg|webp>': the image's object in the MEDIA bucket (src/services/media.ts). */
+    /** '<sha256>.<png|jpg|webp>': the image's object in the MEDIA bucket (src/services/catalogue/media.ts). */
     image: text('image'),
-    /** JSON [{ min_quantity, price_cents }] (src/services/pricing.ts), or null. */
+    /** JSON [{ min_quantity, price_cents }] (src/services/catalogue/pricing.ts), or null. */
     volumePrices: text('volume_prices'),
     /** Hours after a purchase within which a buyer may report a delivered item; 0 = no warranty. */
     warrantyHours: integer('warranty_hours').notNull().default(0),
@@ -308,7 +308,7 @@ export const EVENT_TYPES = [
   'order.item_replaced',
   'order.item_refunded',
   'order.claim_rejected',
-  // Catalogue events: shop-wide, only for endpoints subscribed to them by name (src/services/catalogue-events.ts).
+  // Catalogue events: shop-wide, only for endpoints subscribed to them by name (src/services/catalogue/events.ts).
   'product.restocked',
   'product.price_changed',
   'product.unavailable',
@@ -446,7 +446,7 @@ export const passwordResets = sqliteTable(
   (t) => [uniqueIndex('password_resets_token_hash_unique').on(t.tokenHash), index('password_resets_user').on(t.userId)],
 );
 
-/** "Forgot password?" requests per address (src/services/forgot-password.ts), written whether or not it has an account. */
+/** "Forgot password?" requests per address (src/services/accounts/forgot-password.ts), written whether or not it has an account. */
 export const passwordResetRequests = sqliteTable(
   'password_reset_requests',
   {

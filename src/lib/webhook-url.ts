@@ -1,5 +1,5 @@
 // The one rule for webhook endpoint URLs: the OpenAPI document's `pattern` is WEBHOOK_URL's source, and the code
-// checks the very same regular expression (src/routes/webhook-endpoints.ts, and again before every delivery).
+// checks the very same regular expression (src/routes/events/webhook-endpoints.ts, and again before every delivery).
 //
 // Deliveries carry money events and the service makes the request, so a URL may only name a public DNS host over
 // TLS: no IP address in any form (a cloud metadata address such as 169.254.169.254, a private or loopback range,

@@ -3,7 +3,7 @@ import type { AppEnv } from '../env';
 import { sha256Hex, timingSafeEqualStrings } from '../lib/crypto';
 import { ApiError, unauthorized } from '../lib/errors';
 import { apiKeyCaller, readAs, type Caller } from '../services/caller';
-import { API_KEY_SHAPE, touchApiKey } from '../services/api-keys';
+import { API_KEY_SHAPE, touchApiKey } from '../services/accounts/keys';
 import { enforceRateLimit } from './rate-limit';
 import { runAfterResponse } from './after-response';
 import { renderError } from './render-error';

@@ -64,7 +64,7 @@ function testGatewayBaseUrl(c: Context<AppEnv>): string {
   return publicBaseUrl(c.env) ?? new URL(c.req.url).origin;
 }
 
-/** The settings of this request: in test mode, the test gateway serves every slot (src/services/gateways/test.ts). */
+/** The settings of this request: in test mode, the test gateway serves every slot (src/services/payments/gateways/test.ts). */
 export function modeConfig(c: Context<AppEnv>): Config {
   const config = readConfig(c.env);
   return c.var.mode === 'test' ? { ...config, testGateway: { publicBaseUrl: testGatewayBaseUrl(c) } } : config;

@@ -1,9 +1,9 @@
 import type { Context } from 'hono';
 import type { AppEnv } from '../env';
-import type { CatalogueChange } from '../services/catalogue-events';
-import type { Publish } from '../services/events';
+import type { CatalogueChange } from '../services/catalogue/events';
+import type { Publish } from '../services/events/log';
 import type { IdempotencyClaim } from '../services/idempotency';
-import { enqueueEvents } from '../services/outbox';
+import { enqueueEvents } from '../services/events/outbox';
 import { runAfterResponse } from './after-response';
 import { requestDatabase } from './mode';
 
@@ -15,7 +15,7 @@ import { requestDatabase } from './mode';
 export const publishAfterResponse =
   (c: Context<AppEnv>): Publish =>
   (eventIds) => {
-    // A sandbox event is delivered from the sandbox (its message says so): src/services/outbox.ts.
+    // A sandbox event is delivered from the sandbox (its message says so): src/services/events/outbox.ts.
     if (eventIds.length > 0) runAfterResponse(c, enqueueEvents(requestDatabase(c), c.env.WEBHOOK_QUEUE, eventIds, c.var.mode === 'test'));
   };
 

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../env';
-import type { UserThrottle } from '../services/users';
+import type { UserThrottle } from '../services/accounts/users';
 import { ApiError } from '../lib/errors';
 
 // Every limiter counts per 60-second window (wrangler.toml); a refused client may retry after that window.

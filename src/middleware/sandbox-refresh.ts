@@ -1,12 +1,12 @@
 import { createMiddleware } from 'hono/factory';
 import { resilient } from '../db/d1';
 import type { AppEnv, Bindings } from '../env';
-import { refreshSandboxMirror } from '../services/catalogue/sandbox-mirror';
+import { refreshSandboxMirror } from '../services/sandbox/mirror';
 import { runAfterResponse } from './after-response';
 
 // "Within a minute of an operator's change": an operator's successful change to the catalogue (the admin API's or
 // the console's products, stock and images) refreshes the test-mode sandbox's copy right after its response
-// (waitUntil), so the sandbox follows at once; the scheduled run refreshes it as well (src/services/jobs.ts), which
+// (waitUntil), so the sandbox follows at once; the scheduled run refreshes it as well (src/services/operator/jobs.ts), which
 // also catches what sales change.
 
 const CATALOGUE_CHANGE = /^(\/api\/v2\/admin|\/dashboard\/console)\/products(\/|$)/;

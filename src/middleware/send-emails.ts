@@ -2,8 +2,8 @@ import type { Context } from 'hono';
 import { resilient } from '../db/d1';
 import type { AppEnv } from '../env';
 import { publicBaseUrl } from '../lib/public-base-url';
-import { enqueueEmails } from '../services/email-outbox';
-import { readMailSettings, type Mail } from '../services/mail';
+import { enqueueEmails } from '../services/mail/outbox';
+import { readMailSettings, type Mail } from '../services/mail/settings';
 import { runAfterResponse } from './after-response';
 
 /**

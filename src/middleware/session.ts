@@ -7,7 +7,7 @@ import { sha256Hex } from '../lib/crypto';
 import { ApiError } from '../lib/errors';
 import { queryAsOperator, readAs } from '../services/caller';
 import { notFound } from '../lib/errors';
-import { SESSION_ABSOLUTE_MS, SESSION_TOKEN_SHAPE, sessionCaller, touchSession } from '../services/sessions';
+import { SESSION_ABSOLUTE_MS, SESSION_TOKEN_SHAPE, sessionCaller, touchSession } from '../services/accounts/sessions';
 import { runAfterResponse } from './after-response';
 
 // The dashboard's session cookie. HttpOnly (no script reads it), Secure, SameSite=Lax (not sent on cross-site posts),

@@ -1,7 +1,7 @@
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../env';
-import { vendorFailureOf } from '../services/gateways/vendor-http';
-import { recordVendorFailure } from '../services/vendor-failures';
+import { vendorFailureOf } from '../services/payments/gateways/vendor-http';
+import { recordVendorFailure } from '../services/payments/vendor-failures';
 import { runAfterResponse } from './after-response';
 
 /**

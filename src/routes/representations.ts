@@ -1,10 +1,10 @@
 import { z } from '@hono/zod-openapi';
 import type { DepositRow, OrderRow, ProductRow, TransactionRow } from '../db/schema';
 import { centsToAmount } from '../lib/money';
-import { imageUrl } from '../services/media';
-import type { StockEntry as StockRow } from '../services/stock';
-import type { Quote as QuoteValue } from '../services/quotes';
-import { volumePricesOf } from '../services/pricing';
+import { imageUrl } from '../services/catalogue/media';
+import type { StockEntry as StockRow } from '../services/catalogue/stock';
+import type { Quote as QuoteValue } from '../services/orders/quotes';
+import { volumePricesOf } from '../services/catalogue/pricing';
 
 // Response shapes shared by several resources: the zod schema (OpenAPI) and the function that renders a row into it.
 

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { usdAmount } from '../lib/validation';
-import type { CouponInput } from '../services/coupons';
+import type { CouponInput } from '../services/orders/coupons';
 
 // Request schemas of coupons, shared by the admin API and the operator console.
 

@@ -2,8 +2,8 @@ import { z } from '@hono/zod-openapi';
 import { DateRangeQuery } from '../lib/date-range';
 import { PaginationQuery } from '../lib/pagination';
 import { humanLine, humanText, optionalIdQuery, usdAmount } from '../lib/validation';
-import { GATEWAYS } from '../services/gateways';
-import type { VolumePrice } from '../services/pricing';
+import { GATEWAYS } from '../services/payments/gateways';
+import type { VolumePrice } from '../services/catalogue/pricing';
 import { fieldError } from '../lib/errors';
 import { userEmail, userName } from './users';
 
@@ -86,7 +86,7 @@ export const productInput = (body: Partial<z.output<typeof ProductBody>>) => ({
 
 /**
  * Volume prices as the service stores them (`[]` is none). Each must be below the product's price: checked here when
- * the body sends both, against the stored other in the update's batch when it sends one (src/services/products.ts).
+ * the body sends both, against the stored other in the update's batch when it sends one (src/services/catalogue/products.ts).
  */
 function volumePricesInput(tiers: z.output<typeof volumePrices> | undefined, priceCents: number | undefined): VolumePrice[] | null | undefined {
   if (tiers === undefined || tiers === null || tiers.length === 0) return tiers === undefined ? undefined : null;

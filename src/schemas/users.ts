@@ -17,7 +17,7 @@ export const UpdateProfileBody = z.object({
   email: userEmail.optional(),
   /** false: no order receipts or deposit notices by email (security notices are always sent). */
   email_receipts: z.boolean('email_receipts must be a boolean').optional(),
-  /** Needed to change the email with a restricted API key, and in the dashboard (src/services/users.ts). */
+  /** Needed to change the email with a restricted API key, and in the dashboard (src/services/accounts/users.ts). */
   current_password: z
     .string('current_password must be a string')
     .max(200, 'current_password is too long')

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { usdAmount } from '../lib/validation';
-import { CRYPTO_CURRENCIES, GATEWAY_INPUTS } from '../services/gateways';
+import { CRYPTO_CURRENCIES, GATEWAY_INPUTS } from '../services/payments/gateways';
 import { DepositOrder } from './orders';
 
 // Request schemas of deposits, shared by the API and the dashboard's wallet.

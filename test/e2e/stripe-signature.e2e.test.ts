@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
-import { verifyStripeSignature } from '../../src/services/gateways/stripe';
+import { verifyStripeSignature } from '../../src/services/payments/gateways/stripe';
 
 // Our Stripe-Signature verifier against Stripe's own library (plain Node, no worker): headers made by
 // `stripe.webhooks.generateTestHeaderString` verify, and what Stripe's `constructEvent` refuses we refuse too.

@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import type { AppEnv } from '../../env';
 import { requireOperatorSession } from '../../middleware/session';
 import { AuditLogQuery } from '../../schemas/operator';
-import { auditLogQuery, type AuditEntryRow } from '../../services/audit-log';
+import { auditLogQuery, type AuditEntryRow } from '../../services/accounts/audit-log';
 import { queryAsOperator } from '../../services/caller';
 import { Pager, When } from '../components';
 import { parseForm } from '../forms';

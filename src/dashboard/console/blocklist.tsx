@@ -5,7 +5,7 @@ import { PaginationQuery } from '../../lib/pagination';
 import { requireOperatorSession } from '../../middleware/session';
 import { BlockRuleBody } from '../../schemas/after-sale';
 import { addRule, blocklistQuery, removeRule } from '../../services/accounts/blocklist';
-import { operatorActor } from '../../services/audit-log';
+import { operatorActor } from '../../services/accounts/audit-log';
 import { queryAsOperator } from '../../services/caller';
 import { Alert, Field, Pager, Select, When } from '../components';
 import { withDone } from '../done-notices';

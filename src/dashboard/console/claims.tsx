@@ -5,7 +5,7 @@ import { mailFor } from '../../middleware/send-emails';
 import { requireOperatorSession } from '../../middleware/session';
 import { purgeSoldProducts } from '../../middleware/stock-cache';
 import { ClaimsQuery, RejectBody } from '../../schemas/after-sale';
-import { operatorActor } from '../../services/audit-log';
+import { operatorActor } from '../../services/accounts/audit-log';
 import { queryAsOperator } from '../../services/caller';
 import { claimsQuery, resolveClaim, type AdminClaim, type Resolution } from '../../services/orders/claims';
 import { Alert, Money, Pager, Status, When } from '../components';

@@ -7,7 +7,7 @@ import type { AppEnv } from '../../env';
 import { requireOperatorSession } from '../../middleware/session';
 import { EMAIL_STATUSES, EmailsQuery } from '../../schemas/emails';
 import { queryAsOperator } from '../../services/caller';
-import { emailsQuery } from '../../services/operator-emails';
+import { emailsQuery } from '../../services/operator/emails';
 import { Pager, When } from '../components';
 import { parseForm } from '../forms';
 import { page } from '../layout';

@@ -5,7 +5,7 @@ import { DateRangeQuery } from '../../lib/date-range';
 import { notFound } from '../../lib/errors';
 import { requireOperatorSession } from '../../middleware/session';
 import { queryAsOperator } from '../../services/caller';
-import { EXPORTS, exportFileName, exportQuery, type ExportName } from '../../services/exports';
+import { EXPORTS, exportFileName, exportQuery, type ExportName } from '../../services/operator/exports';
 import { parseForm } from '../forms';
 
 // The console's "Export CSV" links: the admin API's CSV files (GET /admin/exports/*.csv) for an operator's session,

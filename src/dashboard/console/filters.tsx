@@ -1,6 +1,6 @@
 import type { Child } from 'hono/jsx';
 import type { DateRange } from '../../lib/date-range';
-import type { ExportName } from '../../services/exports';
+import type { ExportName } from '../../services/operator/exports';
 
 // The console lists' day range (from / to, UTC, inclusive) and their "Export CSV" links, which carry the same range.
 

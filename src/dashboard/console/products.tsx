@@ -7,11 +7,11 @@ import { centsToDecimal } from '../../lib/money';
 import { requireOperatorSession } from '../../middleware/session';
 import { purgeStock } from '../../middleware/stock-cache';
 import { ProductBody, productInput } from '../../schemas/operator';
-import { operatorActor } from '../../services/audit-log';
+import { operatorActor } from '../../services/accounts/audit-log';
 import { queryAsOperator } from '../../services/caller';
 import { OPERATOR } from '../../services/idempotency';
-import { catalogueProductQuery, catalogueQuery, type CatalogueProduct } from '../../services/operator-catalogue';
-import { addStock, checkedUpload, createProduct, MAX_ITEMS_PER_UPLOAD, updateProduct, type StockUpload } from '../../services/products';
+import { catalogueProductQuery, catalogueQuery, type CatalogueProduct } from '../../services/operator/catalogue';
+import { addStock, checkedUpload, createProduct, MAX_ITEMS_PER_UPLOAD, updateProduct, type StockUpload } from '../../services/catalogue/products';
 import { Alert, Checkbox, Field, FileField, IdempotencyKey, Money, Notice, TextArea } from '../components';
 import { formHandler, idFromPath, parseForm, plainNumber, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from '../forms';
 import { withDone } from '../done-notices';
@@ -20,7 +20,7 @@ import { consoleProductImages, ProductImageForms } from './product-image';
 import { consoleStockItems, UnsoldItems, unsoldItemsOf } from './stock-items';
 import { DataTable } from '../tables';
 import { readNumber } from '../../lib/exact-json';
-import { volumeTiersOf } from '../../services/pricing';
+import { volumeTiersOf } from '../../services/catalogue/pricing';
 
 // The catalogue: every product, active or not; create and edit through the admin API's service functions (audited,
 // in the operator's Idempotency-Key namespace); stock from a textarea or a .txt file, 10,000 lines a post.

@@ -3,7 +3,7 @@ import type { AppEnv } from '../../env';
 import { PaginationQuery } from '../../lib/pagination';
 import { requireOperatorSession } from '../../middleware/session';
 import { queryAsOperator } from '../../services/caller';
-import { revokedItemsQuery } from '../../services/revoked-items';
+import { revokedItemsQuery } from '../../services/orders/revoked-items';
 import { Pager, When } from '../components';
 import { parseForm } from '../forms';
 import { page } from '../layout';

@@ -1,5 +1,5 @@
 import { formatUsd } from '../../lib/money';
-import type { SalesDay } from '../../services/operator-overview';
+import type { SalesDay } from '../../services/operator/overview';
 import { Money } from '../components';
 import { DataTable } from '../tables';
 

@@ -5,7 +5,7 @@ import { envelope, messageEnvelope, ok } from '../../lib/envelope';
 import { paged, pagedEnvelope, PaginationQuery } from '../../lib/pagination';
 import { BlockRuleBody } from '../../schemas/after-sale';
 import { addRule, listRules, removeRule } from '../../services/accounts/blocklist';
-import { ADMIN_TOKEN_ACTOR } from '../../services/audit-log';
+import { ADMIN_TOKEN_ACTOR } from '../../services/accounts/audit-log';
 import { createRouter, errorResponses, IdParams, jsonBody, jsonResponse } from '../openapi';
 
 // The shop's blocklist behind the admin token (the console's Blocklist page is its twin).

@@ -7,10 +7,10 @@ import { publishAfterResponse } from '../../middleware/publish-events';
 import { mailFor } from '../../middleware/send-emails';
 import { purgeSoldProducts } from '../../middleware/stock-cache';
 import { ClaimsQuery, RejectBody } from '../../schemas/after-sale';
-import { ADMIN_TOKEN_ACTOR } from '../../services/audit-log';
+import { ADMIN_TOKEN_ACTOR } from '../../services/accounts/audit-log';
 import { queryPlain } from '../../services/caller';
 import { claimsQuery, resolveClaim, type Resolution } from '../../services/orders/claims';
-import { AdminClaimSchema, Claim, presentAdminClaim, presentClaim } from '../claim-representation';
+import { AdminClaimSchema, Claim, presentAdminClaim, presentClaim } from '../orders/claim-representation';
 import { createRouter, errorResponses, IdParams, jsonBody, jsonResponse } from '../openapi';
 
 // Warranty claims behind the admin token (the console's Claims page is their twin). Each resolution is audited,

@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { envelope, ok } from '../../lib/envelope';
 import { HoldBody } from '../../schemas/after-sale';
-import { ADMIN_TOKEN_ACTOR } from '../../services/audit-log';
+import { ADMIN_TOKEN_ACTOR } from '../../services/accounts/audit-log';
 import { setHold, type HoldState } from '../../services/accounts/holds';
 import { createRouter, errorResponses, IdParams, jsonBody, jsonResponse } from '../openapi';
 

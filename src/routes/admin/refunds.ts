@@ -4,7 +4,7 @@ import { envelope, ok } from '../../lib/envelope';
 import { centsToAmount } from '../../lib/money';
 import { idempotent } from '../../middleware/idempotency';
 import { RefundBody } from '../../schemas/after-sale';
-import { ADMIN_TOKEN_ACTOR } from '../../services/audit-log';
+import { ADMIN_TOKEN_ACTOR } from '../../services/accounts/audit-log';
 import { OPERATOR } from '../../services/idempotency';
 import { refundOrder } from '../../services/orders/refunds';
 import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, jsonBody, jsonResponse } from '../openapi';

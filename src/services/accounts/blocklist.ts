@@ -7,7 +7,7 @@ import { addressHex, ipRange } from '../../lib/ip';
 import type { RequestPlace } from '../../lib/place';
 import { pageWindow, type Page } from '../../lib/pagination';
 import { isoNow } from '../../lib/time';
-import { auditEntry, writeAsActor, type Actor } from '../audit-log';
+import { auditEntry, writeAsActor, type Actor } from './audit-log';
 import { queryPlain, type Query } from '../caller';
 
 // The shop's blocklist: rules by email, email domain, IP address or CIDR range (v4 or v6), country and network (ASN).

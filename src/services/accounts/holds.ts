@@ -3,7 +3,7 @@ import { rowsOf } from '../../db/batch';
 import type { Db } from '../../db/client';
 import { ApiError, notFound } from '../../lib/errors';
 import { isoNow } from '../../lib/time';
-import { auditEntry, writeAsActor, type Actor } from '../audit-log';
+import { auditEntry, writeAsActor, type Actor } from './audit-log';
 import type { Caller } from '../caller';
 import { matchingRules, refuseIfBlocked } from './blocklist';
 

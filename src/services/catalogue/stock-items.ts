@@ -4,10 +4,10 @@ import type { Db } from '../../db/client';
 import type { Page } from '../../lib/pagination';
 import { pageWindow } from '../../lib/pagination';
 import { isoNow } from '../../lib/time';
-import { auditEntry, writeAsActor, type Actor } from '../audit-log';
+import { auditEntry, writeAsActor, type Actor } from '../accounts/audit-log';
 import type { Query } from '../caller';
-import { catalogueEventIds, newCatalogueEvent, recordCatalogueEvent, type CatalogueChange } from '../catalogue-events';
-import { eventIdsOf } from '../events';
+import { catalogueEventIds, newCatalogueEvent, recordCatalogueEvent, type CatalogueChange } from './events';
+import { eventIdsOf } from '../events/log';
 
 // A product's unsold items on its console page (a mistyped code must not stay for sale forever): listed, searched,
 // and deleted one at a time. Sold (and revoked) items are never listed nor deletable here: they belong to orders.

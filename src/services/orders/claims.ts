@@ -7,14 +7,14 @@ import { ApiError, fieldError, notFound } from '../../lib/errors';
 import { centsToAmount } from '../../lib/money';
 import { pageWindow, type Page } from '../../lib/pagination';
 import { isoNow } from '../../lib/time';
-import { auditEntry, writeAsActor, type Actor } from '../audit-log';
+import { auditEntry, writeAsActor, type Actor } from '../accounts/audit-log';
 import { writeAs, type Caller, type Query } from '../caller';
-import { plan } from '../email-notices';
-import { newEmailId } from '../email-outbox';
-import { SUBJECTS } from '../email-templates';
-import { eventIdsOf, inOutbox, newEvent, recordEvent, type Publish } from '../events';
+import { plan } from '../mail/notices';
+import { newEmailId } from '../mail/outbox';
+import { SUBJECTS } from '../mail/templates';
+import { eventIdsOf, inOutbox, newEvent, recordEvent, type Publish } from '../events/log';
 import { newOperationId, walletMovement } from '../ledger';
-import type { Mail } from '../mail';
+import type { Mail } from '../mail/settings';
 
 // Warranty claims. Within its product's `warranty_hours` of the purchase, a buyer reports one delivered item of an
 // order that is not cancelled; the operator resolves the claim once: a replacement (a fresh item of the product takes

@@ -5,7 +5,7 @@ import { orders, type OrderRow } from '../../db/schema';
 import { fieldError, notFound } from '../../lib/errors';
 import { centsToAmount } from '../../lib/money';
 import { isoNow } from '../../lib/time';
-import { auditEntry, writeAsActor, type Actor } from '../audit-log';
+import { auditEntry, writeAsActor, type Actor } from '../accounts/audit-log';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from '../idempotency';
 import { newOperationId, walletMovement } from '../ledger';
 

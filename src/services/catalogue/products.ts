@@ -1,0 +1,307 @@
+import { and, eq, sql, type SQL } from 'drizzle-orm';
+import { columnsOf, rowJson, rowsOf } from '../../db/batch';
+import { getDb, type Db } from '../../db/client';
+import { isUniqueViolation } from '../../db/errors';
+import { products, type ProductRow } from '../../db/schema';
+import { randomBase62 } from '../../lib/crypto';
+import { fieldError, notFound } from '../../lib/errors';
+import { centsToAmount } from '../../lib/money';
+import { isoNow } from '../../lib/time';
+import { controlClass } from '../../lib/validation';
+import { OPERATOR, recordClaim, type IdempotencyClaim } from '../idempotency';
+import { auditEntry, jsonDetails, writeAsActor, type Actor } from '../accounts/audit-log';
+import { volumePricesOf, volumePricesText, type VolumePrice } from './pricing';
+import { catalogueEventIds, newCatalogueEvent, recordCatalogueEvent, type CatalogueChange, type CatalogueEvent } from './events';
+import { eventIdsOf } from '../events/log';
+
+export interface ProductInput {
+  name: string;
+  sku: string;
+  category?: string | null;
+  priceCents: number;
+  allowedQuantities?: number[] | null;
+  volumePrices?: VolumePrice[] | null;
+  active?: boolean;
+  cancellable?: boolean;
+  description?: string | null;
+  /** Replacement warranty in hours, 0..8760 (0 = none). */
+  warrantyHours?: number;
+}
+
+const skuTaken = () => fieldError('sku', 'The sku has already been taken.');
+
+const packSizes = (quantities: number[] | null | undefined) =>
+  quantities === undefined ? undefined : quantities === null ? null : JSON.stringify([...new Set(quantities)].sort((a, b) => a - b));
+
+/** A product row and its JSON snapshot (for an Idempotency-Key record), found by a condition on `products`. */
+const productWhere = (condition: SQL) => sql`SELECT id, ${rowJson(products)} AS snapshot FROM products WHERE ${condition}`;
+
+/**
+ * One batch: the insert, then (with an Idempotency-Key) its record. The new row is found by its sku and creation
+ * time, both known before the batch, so a fault that hid the outcome is settled by looking it up.
+ */
+export async function createProduct(d1: Db, actor: Actor, input: ProductInput, claim?: IdempotencyClaim): Promise<ProductRow> {
+  const now = isoNow();
+  const created = sql`sku = ${input.sku} AND created_at = ${now}`;
+  try {
+    const insert = getDb(d1)
+      .insert(products)
+      .values({
+        name: input.name,
+        sku: input.sku,
+        category: input.category ?? null,
+        priceCents: input.priceCents,
+        allowedQuantities: packSizes(input.allowedQuantities) ?? null,
+        volumePrices: volumePricesText(input.volumePrices ?? null),
+        active: input.active === false ? 0 : 1,
+        cancellable: input.cancellable === false ? 0 : 1,
+        description: input.description ?? null,
+        warrantyHours: input.warrantyHours ?? 0,
+        stockCount: 0,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .getSQL();
+    const { reads } = await writeAsActor(d1, actor, {
+      writes: [insert, ...(claim ? recordClaim(OPERATOR, claim, productWhere(created)) : []), productAudit(actor, 'product.created', input, created, now)],
+      reads: [sql`SELECT ${columnsOf(products)} FROM products WHERE ${created}`],
+      committed: ([product]) => rowsOf(product).length > 0,
+    });
+    return rowsOf<ProductRow>(reads[0])[0];
+  } catch (err) {
+    if (isUniqueViolation(err, 'products.sku')) throw skuTaken();
+    throw err;
+  }
+}
+
+/** The audit entry of a product write: the fields the operator sent (prices in USD), once the row shows the write. */
+function productAudit(actor: Actor, action: 'product.created' | 'product.updated', input: Partial<ProductInput>, written: SQL, now: string): SQL {
+  const { priceCents, allowedQuantities, volumePrices, ...rest } = input;
+  const fields = {
+    ...rest,
+    price: priceCents === undefined ? undefined : centsToAmount(priceCents),
+    allowed_quantities: allowedQuantities,
+    volume_prices: volumePrices === undefined ? undefined : volumePricesOf(volumePricesText(volumePrices)),
+  };
+  return auditEntry(actor, { action, target: sql`'product:' || id`, details: jsonDetails(fields), from: sql`FROM products WHERE ${written}` }, now);
+}
+
+/**
+ * After an update that changes the price or the volume prices, every tier is still below the price (they fall, so the
+ * first is the highest). A body with both is checked on arrival (src/schemas/operator.ts); one with either alone is
+ * checked against the stored other here, in the update's own batch. `column` names the product's columns.
+ */
+function tiersBelowPrice(input: Partial<ProductInput>, column: (name: 'price_cents' | 'volume_prices') => SQL): SQL {
+  if (input.priceCents === undefined && input.volumePrices === undefined) return sql`1`;
+  const price = input.priceCents === undefined ? column('price_cents') : sql`${input.priceCents}`;
+  const tiers = input.volumePrices === undefined ? column('volume_prices') : sql`${volumePricesText(input.volumePrices)}`;
+  return sql`(${tiers} IS NULL OR json_extract(${tiers}, '$[0].price_cents') < ${price})`;
+}
+
+const tiersNotBelowPrice = (input: Partial<ProductInput>) =>
+  input.volumePrices === undefined
+    ? fieldError('price', 'price must be above every volume price of the product')
+    : fieldError('volume_prices', "each volume price must be below the product's price");
+
+/**
+ * The catalogue events of a product update, written before it (so they compare with the row as it was) with the
+ * entry as the update leaves it: a price change of a product that stays active, and a deactivation. With the reads
+ * of their ids, for publishing.
+ */
+function productChangeEvents(productId: number, input: Partial<ProductInput>, now: string, origin: string): { writes: SQL[]; reads: SQL[] } {
+  const after = (value: string | number | undefined, column: SQL) => (value === undefined ? column : sql`${value}`);
+  const columns = {
+    name: after(input.name, sql`p.name`),
+    sku: after(input.sku, sql`p.sku`),
+    stockCount: sql`p.stock_count`,
+    priceCents: after(input.priceCents, sql`p.price_cents`),
+    cancellable: after(input.cancellable === undefined ? undefined : input.cancellable ? 1 : 0, sql`p.cancellable`),
+  };
+  const activeAfter = after(input.active === undefined ? undefined : input.active ? 1 : 0, sql`p.active`);
+  // An update its guard refuses reports nothing.
+  const applies = tiersBelowPrice(input, (name) => sql.raw(`p.${name}`));
+  const changes: Array<[CatalogueEvent, SQL]> = [];
+  const tiersAfter = input.volumePrices === undefined ? undefined : volumePricesText(input.volumePrices);
+  if (input.priceCents !== undefined || tiersAfter !== undefined) {
+    // Volume prices are prices too: a change of either tells the subscribers.
+    const priceDiffers = input.priceCents === undefined ? sql`0` : sql`p.price_cents <> ${input.priceCents}`;
+    const tiersDiffer = tiersAfter === undefined ? sql`0` : sql`p.volume_prices IS NOT ${tiersAfter}`;
+    const priceChanged = newCatalogueEvent('product.price_changed', now, origin);
+    const priced = { ...columns, volumePrices: tiersAfter === undefined ? sql`p.volume_prices` : sql`${tiersAfter}` };
+    changes.push([priceChanged, recordCatalogueEvent(priceChanged, productId, sql`(${priceDiffers} OR ${tiersDiffer}) AND ${activeAfter} = 1 AND ${applies}`, priced, sql`p.price_cents`)]);
+  }
+  if (input.active === false) {
+    const deactivated = newCatalogueEvent('product.unavailable', now, origin);
+    changes.push([deactivated, recordCatalogueEvent(deactivated, productId, sql`p.active = 1 AND ${applies}`, columns)]);
+  }
+  return { writes: changes.map(([, write]) => write), reads: changes.map(([event]) => catalogueEventIds(event)) };
+}
+
+/** One batch: the update, then (with an Idempotency-Key) its record; its `updated_at`, generated here, says it applied. */
+export async function updateProduct(
+  d1: Db,
+  actor: Actor,
+  productId: number,
+  input: Partial<ProductInput>,
+  { origin, claim, publish }: CatalogueChange,
+): Promise<ProductRow> {
+  const now = isoNow();
+  const catalogue = productChangeEvents(productId, input, now, origin);
+  const updated = sql`id = ${productId} AND updated_at = ${now}`;
+  try {
+    const update = getDb(d1)
+      .update(products)
+      .set({
+        name: input.name,
+        sku: input.sku,
+        category: input.category,
+        priceCents: input.priceCents,
+        allowedQuantities: packSizes(input.allowedQuantities),
+        volumePrices: input.volumePrices === undefined ? undefined : volumePricesText(input.volumePrices),
+        active: input.active === undefined ? undefined : input.active ? 1 : 0,
+        cancellable: input.cancellable === undefined ? undefined : input.cancellable ? 1 : 0,
+        description: input.description,
+        warrantyHours: input.warrantyHours,
+        updatedAt: now,
+      })
+      .where(and(eq(products.id, productId), tiersBelowPrice(input, (name) => sql.raw(name))))
+      .getSQL();
+    const { reads } = await writeAsActor(d1, actor, {
+      writes: [
+        ...catalogue.writes,
+        update,
+        ...(claim ? recordClaim(OPERATOR, claim, productWhere(updated)) : []),
+        productAudit(actor, 'product.updated', input, updated, now),
+      ],
+      reads: [sql`SELECT ${columnsOf(products)} FROM products WHERE ${updated}`, sql`SELECT 1 FROM products WHERE id = ${productId}`, ...catalogue.reads],
+      committed: ([product]) => rowsOf(product).length > 0,
+    });
+    const [product] = rowsOf<ProductRow>(reads[0]);
+    if (!product) throw rowsOf(reads[1]).length > 0 ? tiersNotBelowPrice(input) : notFound('Product');
+    publish?.(reads.slice(2).flatMap(eventIdsOf));
+    return product;
+  } catch (err) {
+    if (isUniqueViolation(err, 'products.sku')) throw skuTaken();
+    throw err;
+  }
+}
+
+export const MAX_ITEMS_PER_UPLOAD = 10_000;
+export const MAX_ITEM_LENGTH = 4096;
+
+/** Trimmed, non-blank items; duplicates (within the call or already stocked) are skipped by the unique index. */
+export const normaliseItems = (items: string[]) => items.map((item) => item.trim()).filter((item) => item.length > 0);
+
+/**
+ * A control character an item may not contain: those no human text may hold (C0 with the tab, DEL, C1, bidirectional
+ * controls: src/lib/validation.ts). Buyers receive items as text, one per line in the export, and fields inside an
+ * item are separated by a visible character (`login:password`).
+ */
+export const ITEM_CONTROL = new RegExp(`[${controlClass()}]`);
+
+/**
+ * Upload items, trimmed and non-blank: the one validator of the admin API (JSON and text bodies) and the console's
+ * upload (form and file), so an item one path refuses the other refuses too (422 on `items`).
+ */
+export function checkedUpload(raw: string[]): string[] {
+  const items = normaliseItems(raw);
+  if (items.length > MAX_ITEMS_PER_UPLOAD) throw fieldError('items', `at most ${MAX_ITEMS_PER_UPLOAD} items per call`);
+  // Characters are code points, as JSON Schema counts them.
+  if (items.some((item) => [...item].length > MAX_ITEM_LENGTH)) throw fieldError('items', `an item may be at most ${MAX_ITEM_LENGTH} characters`);
+  if (items.some((item) => /[\r\n]/.test(item))) throw fieldError('items', 'an item may not contain line breaks');
+  if (items.some((item) => ITEM_CONTROL.test(item))) throw fieldError('items', 'an item may not contain control characters (NUL, escape...); a tab is allowed');
+  return items;
+}
+
+// D1 refuses a bound value over 2 MB (a string's UTF-8 bytes): an upload travels as JSON arrays kept well under it.
+const MAX_CHUNK_BYTES = 1_000_000;
+
+/** Split items into JSON arrays of at most MAX_CHUNK_BYTES each (an item is at most 4,096 characters). */
+export function jsonChunks(items: string[]): string[] {
+  const encoder = new TextEncoder();
+  const chunks: string[][] = [[]];
+  let bytes = 2;
+  for (const item of items) {
+    const size = encoder.encode(JSON.stringify(item)).length + 1;
+    if (bytes + size > MAX_CHUNK_BYTES && chunks[chunks.length - 1].length > 0) {
+      chunks.push([]);
+      bytes = 2;
+    }
+    chunks[chunks.length - 1].push(item);
+    bytes += size;
+  }
+  return chunks.map((chunk) => JSON.stringify(chunk));
+}
+
+/**
+ * Add stock items in one batch, keyed on an upload reference generated here: first the upload's row; then, per JSON
+ * chunk (D1 binds at most 2 MB per value: a 16 MB upload, the body limit, makes at most 17 chunks, so the batch stays
+ * under the 50 statements a Free-plan invocation may run), the count of its distinct items not stored yet added to
+ * the upload's row, then the chunk's INSERT; then the skipped count and stock_count; then (with an Idempotency-Key)
+ * its record. A fault that hid the outcome is settled by the upload's row, whose counts are this upload's own,
+ * whatever a retry would find.
+ */
+export async function addStock(d1: Db, actor: Actor, productId: number, items: string[], { origin, claim, publish }: CatalogueChange): Promise<StockUpload> {
+  const now = isoNow();
+  const restocked = newCatalogueEvent('product.restocked', now, origin);
+  const reference = `upl_${randomBase62(24)}`;
+  const uploaded = sql`EXISTS (SELECT 1 FROM stock_uploads WHERE reference = ${reference})`;
+  const outcome = sql`
+    SELECT u.id, u.added, u.skipped, p.stock_count AS stockCount FROM stock_uploads u JOIN products p ON p.id = u.product_id
+    WHERE u.reference = ${reference}`;
+  const snapshot = sql`SELECT o.id, json_object('added', o.added, 'skipped', o.skipped, 'stockCount', o.stockCount) AS snapshot FROM (${outcome}) AS o`;
+  const { reads } = await writeAsActor(d1, actor, {
+    writes: [
+      sql`INSERT INTO stock_uploads (reference, product_id, added, skipped, created_at)
+          SELECT ${reference}, id, 0, 0, ${now} FROM products WHERE id = ${productId}`,
+      // Earlier chunks are stored before a later one is counted, so an item repeated across chunks counts once.
+      ...jsonChunks(items).flatMap((chunk) => [
+        sql`
+          UPDATE stock_uploads SET added = added + (
+            SELECT count(DISTINCT j.value) FROM json_each(${chunk}) AS j
+            WHERE NOT EXISTS (SELECT 1 FROM stock_items s WHERE s.product_id = ${productId} AND s.content = j.value))
+          WHERE reference = ${reference}`,
+        sql`
+          INSERT OR IGNORE INTO stock_items (product_id, content, status, created_at)
+          SELECT ${productId}, j.value, 'available', ${now} FROM json_each(${chunk}) AS j
+          WHERE ${uploaded}
+          ORDER BY j.key`,
+      ]),
+      sql`UPDATE stock_uploads SET skipped = ${items.length} - added WHERE reference = ${reference}`,
+      sql`
+        UPDATE products SET stock_count = (SELECT count(*) FROM stock_items WHERE product_id = ${productId} AND status = 'available')
+        WHERE id = ${productId} AND ${uploaded}`,
+      // From 0: the count now is exactly what this upload added.
+      recordCatalogueEvent(
+        restocked,
+        productId,
+        sql`p.active = 1 AND p.stock_count > 0 AND p.stock_count = (SELECT added FROM stock_uploads WHERE reference = ${reference})`,
+      ),
+      ...(claim ? recordClaim(OPERATOR, claim, snapshot) : []),
+      // The counts only: never the items.
+      auditEntry(
+        actor,
+        {
+          action: 'stock.added',
+          target: sql`'product:' || product_id`,
+          details: sql`json_object('added', added, 'skipped', skipped)`,
+          from: sql`FROM stock_uploads WHERE reference = ${reference}`,
+        },
+        now,
+      ),
+    ],
+    reads: [outcome, catalogueEventIds(restocked)],
+    committed: ([upload]) => rowsOf(upload).length > 0,
+  });
+  const [upload] = rowsOf<StockUpload>(reads[0]);
+  if (!upload) throw notFound('Product');
+  publish?.(eventIdsOf(reads[1]));
+  return upload;
+}
+
+/** What an upload reports (and what its replay renders from). */
+export interface StockUpload {
+  added: number;
+  skipped: number;
+  stockCount: number;
+}
