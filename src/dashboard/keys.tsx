@@ -5,6 +5,7 @@ import { runIdempotent } from '../middleware/idempotency';
 import { createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeApiKey, type CreatedKey, type KeyRow } from '../services/accounts/keys';
 import { Alert, Field, IdempotencyKey, Notice, Select, When } from './components';
 import { createTestKeyFromLive, listTestKeys, revokeTestKey } from '../services/sandbox/keys';
+import { revokeTestKeysBelow } from '../services/sandbox/key-makers';
 import { sandboxDatabase } from '../middleware/mode';
 import { fieldError } from '../lib/errors';
 import { readAs } from '../services/caller';
@@ -155,6 +156,10 @@ export const keysPages = new Hono<AppEnv>()
       // The session is proved on live (a read), then the test key revoked in the sandbox.
       await readAs(c.var.db, c.var.caller, []);
       await revokeTestKey(sandbox, c.var.caller.proved!.userId, id);
-    } else await revokeApiKey(c.var.db, c.var.caller, id);
+    } else {
+      await revokeApiKey(c.var.db, c.var.caller, id);
+      // Its test children (in the sandbox) die with it.
+      if (sandbox) await revokeTestKeysBelow(sandbox, id);
+    }
     return c.redirect('/dashboard/keys', 303);
   });

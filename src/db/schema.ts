@@ -51,6 +51,8 @@ export const apiKeys = sqliteTable(
     createdByKeyId: integer('created_by_key_id').references((): AnySQLiteColumn => apiKeys.id),
     /** The makers' ids, root first: '/<id>/<id>/', or '/' when no key made it. */
     ancestry: text('ancestry').notNull().default('/'),
+    /** Sandbox only: the LIVE keys above a test key made by a live key, root first, '/<id>/<id>/'; null otherwise. */
+    liveAncestry: text('live_ancestry'),
   },
   (t) => [
     uniqueIndex('api_keys_key_hash_unique').on(t.keyHash),

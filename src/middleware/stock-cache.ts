@@ -94,11 +94,16 @@ function answerFrom(stored: Response, ifNoneMatch: string | undefined): Response
   return new Response(stored.body, stored);
 }
 
-/** Public catalogue answers may be kept by browsers and shared caches as long as by the edge cache. */
+/**
+ * Public catalogue answers may be kept by browsers and shared caches as long as by the edge cache. Every answer says
+ * `Vary: X-API-Key`: a test key's answer comes from the sandbox (and is never stored), so a shared cache must not
+ * hand a sandbox answer to a live caller, nor the reverse.
+ */
 export const publicCaching = createMiddleware<AppEnv>(async (c, next) => {
   await next();
   const seconds = readConfig(c.env).stockCacheSeconds;
   if (c.res.status < 400) c.header('Cache-Control', seconds > 0 && c.var.mode !== 'test' ? `public, max-age=${seconds}` : 'no-store');
+  c.header('Vary', 'X-API-Key', { append: true });
 });
 
 /** An operator changed these products (catalogue, price, stock, image): drop every cached public entry (here). */

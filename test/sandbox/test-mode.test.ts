@@ -193,10 +193,8 @@ describe('the mirror', () => {
     // A live sale is no operator change: the scheduled run brings the sandbox down to the live count.
     const buyer = await newUser({ balance: 100 });
     expect((await buy(buyer, product.id, 5)).status).toBe(201);
-    // (A run whose live backlog leaves no room in its statement budget leaves the sandbox to the next run.)
-    let report = await runScheduledJobs(env);
-    for (let run = 0; run < 10 && !report.sandbox; run++) report = await runScheduledJobs(env);
-    expect(report.sandbox?.mirror.products).toBeGreaterThan(0);
+    const report = await runScheduledJobs(env);
+    expect(report.mirror?.products).toBeGreaterThan(0);
     expect((await call(`/stock/${product.id}`, { key: test.key })).json.data.stock_count).toBe(2);
     const items = await sandbox()
       .prepare("SELECT content FROM stock_items WHERE product_id = ? AND status = 'available'")

@@ -4,6 +4,7 @@ import { createRouter, errorResponses, IdParams, idLinks, jsonBody, jsonResponse
 import { CreateApiKeyBody, ScopeName } from '../../schemas/api-keys';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../services/accounts/keys';
 import { createTestKeyFromLive } from '../../services/sandbox/keys';
+import { revokeTestKeysBelow } from '../../services/sandbox/key-makers';
 import { ApiError, fieldError } from '../../lib/errors';
 import { sandboxDatabase } from '../../middleware/mode';
 
@@ -110,7 +111,11 @@ export const apiKeysRouter = createRouter()
       responses: { 200: jsonResponse(messageEnvelope, 'Revoked'), ...errorResponses(401, 404, 422, 429) },
     }),
     async (c) => {
-      await revokeApiKey(c.var.db, c.var.caller, c.req.valid('param').id);
+      const id = c.req.valid('param').id;
+      await revokeApiKey(c.var.db, c.var.caller, id);
+      // A live key's test children (in the sandbox) die with it: one more batch, on the sandbox.
+      const sandbox = c.var.mode === 'live' ? sandboxDatabase(c.env) : null;
+      if (sandbox) await revokeTestKeysBelow(sandbox, id);
       return c.json({ success: true as const, message: 'API key revoked.' }, 200);
     },
   );

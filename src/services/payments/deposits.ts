@@ -2,6 +2,7 @@ import { eq, sql, type SQL } from 'drizzle-orm';
 import { amountJson } from '../../db/json';
 import { columnsOf, rowJson, rowsOf } from '../../db/batch';
 import { getDb, type Db } from '../../db/client';
+import type { WritePlan } from '../../db/d1';
 import { deposits, type DepositRow } from '../../db/schema';
 import type { Config } from '../../env';
 import { ApiError, notFound } from '../../lib/errors';
@@ -20,7 +21,7 @@ import {
   type PaymentGateway,
   type TestPaymentGateway,
 } from './gateways';
-import { enabledUser, queryAs, readAs, writeAs, type Caller, type Query } from '../caller';
+import { enabledUser, queryAs, readAs, writeAs, writeOutcomeAs, type Caller, type Query } from '../caller';
 import { purchaseStatements, type PurchaseRequest, type PurchaseStatements } from '../orders/orders';
 import { allOf, pricedPurchase, purchaseRefusal, sellableGuards, type PricedPurchase } from '../catalogue/pricing';
 import { loggedEvent, logEvent, logOnly, receiveEvent, type ReceivedEvent } from './gateway-events';
@@ -134,7 +135,7 @@ function orderCheck(caller: Caller, order: PurchaseRequest & { expectedTotalCent
  * A pending deposit past its expiry reads as expired at once; the scheduled job writes the status later. Reads stay
  * reads (no write on the replica-friendly path), and a late payment is still accepted either way.
  */
-const asOfNow = (deposit: DepositRow, now = isoNow()): DepositRow =>
+export const asOfNow = (deposit: DepositRow, now = isoNow()): DepositRow =>
   deposit.status === 'pending' && deposit.expiresAt <= now ? { ...deposit, status: 'expired' } : deposit;
 
 export const depositsQuery = (caller: Caller, page: Page): Query<{ rows: DepositRow[]; total: number }> => {
@@ -198,6 +199,22 @@ export interface CreditRecords {
   mail?: Mail;
 }
 
+/**
+ * A deposit the credit's batch reads itself (the test gateway: one round trip, src/services/sandbox/deposits.ts):
+ * its user and the order it pays for are subqueries of the batch, nothing changes unless `owned` (the caller's own
+ * deposit of that gateway) and `enough` (paid at least 99 %) hold, the gateway log records `amount_mismatch` when only
+ * `enough` fails, and the caller's proof leads the batch.
+ */
+export interface UnreadDeposit {
+  id: number;
+  caller: Caller;
+  owned: SQL;
+  enough: SQL;
+}
+
+const isUnread = (deposit: DepositRow | UnreadDeposit): deposit is UnreadDeposit => 'owned' in deposit;
+
+
 /** Who asked the vendor about a deposit on demand, and the vendor's status as received. */
 export interface RefreshAudit {
   actor: Actor;
@@ -222,7 +239,7 @@ const refreshedEntry = ({ vendorStatus }: RefreshAudit, outcome: 'credited' | 'c
  */
 export async function creditDeposit(
   d1: Db,
-  deposit: DepositRow,
+  deposit: DepositRow | UnreadDeposit,
   transactionId: string,
   { received, actor, claim, publish, paymentId, refresh, mail }: CreditRecords = {},
 ): Promise<{ deposit: DepositRow; credited: boolean }> {
@@ -231,14 +248,16 @@ export async function creditDeposit(
   const notice = depositCreditedEmail(mail, operationId, now);
   const creditedHere = sql`EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId})`;
   const event = newEvent('deposit.paid', now);
+  const unread = isUnread(deposit) ? deposit : null;
   // A deposit that pays for an order buys it in this same batch, only when this batch credits it.
-  const order = orderOfDeposit(deposit, creditedHere, now, publish, mail);
+  const order = unread ? orderOfUnreadDeposit(deposit.id, creditedHere, now, publish) : orderOfDeposit(deposit as DepositRow, creditedHere, now, publish, mail);
   const loggedRead = received ? [loggedEvent(received)] : [];
+  const run = (plan: Omit<WritePlan, 'before'>) => (unread ? writeOutcomeAs(d1, unread.caller, plan) : writeAsActor(d1, actor ?? refresh?.actor, plan));
   const results = (
-    await writeAsActor(d1, actor ?? refresh?.actor, {
+    await run({
       writes: [
         ...walletMovement({
-          userId: deposit.userId,
+          userId: unread ? sql`(SELECT user_id FROM deposits WHERE id = ${deposit.id})` : (deposit as DepositRow).userId,
           type: 'deposit',
           operationId,
           now,
@@ -248,7 +267,7 @@ export async function creditDeposit(
                      || CASE WHEN d.status = 'expired' OR d.expires_at <= ${now} THEN ' (paid after expiry)' ELSE '' END AS description,
                    NULL AS order_id, d.id AS deposit_id
             FROM deposits d
-            WHERE d.id = ${deposit.id} AND d.status <> 'paid'
+            WHERE d.id = ${deposit.id} AND d.status <> 'paid'${unread ? sql` AND ${unread.owned} AND ${unread.enough}` : sql``}
               AND NOT EXISTS (SELECT 1 FROM wallet_transactions t WHERE t.deposit_id = d.id AND t.type = 'deposit')`,
         }),
         sql`UPDATE deposits SET status = 'paid', paid_at = ${now}, transaction_id = ${transactionId}, updated_at = ${now},
@@ -258,10 +277,18 @@ export async function creditDeposit(
           ? [
               ...order.writes,
               sql`UPDATE deposits SET order_id = (SELECT id FROM orders WHERE order_number = ${order.orderNumber}), order_error = ${order.refusalCode}
-                  WHERE id = ${deposit.id} AND ${creditedHere}`,
+                  WHERE id = ${deposit.id} AND order_product_id IS NOT NULL AND ${creditedHere}`,
             ]
           : []),
-        ...(received ? [logEvent(received, sql`CASE WHEN ${creditedHere} THEN 'credited' ELSE 'duplicate' END`)] : []),
+        ...(received
+          ? [
+              logEvent(
+                received,
+                sql`CASE WHEN ${creditedHere} THEN 'credited' ${unread ? sql`WHEN NOT ${unread.enough} THEN 'amount_mismatch' ` : sql``}ELSE 'duplicate' END`,
+                unread?.owned,
+              ),
+            ]
+          : []),
         ...(claim
           ? recordClaim(OPERATOR, claim, sql`SELECT d.id, json_object('deposit', ${rowJson(deposits, 'd')}, 'credited', ${creditedHere}) AS snapshot
                                              FROM deposits d WHERE d.id = ${deposit.id}`)
@@ -323,9 +350,48 @@ function orderOfDeposit(deposit: DepositRow, creditedHere: SQL, now: string, pub
     proof: sql`SELECT ${deposit.userId} AS userId`,
     ...(deposit.apiKeyId !== null && deposit.apiKeyId !== undefined ? { keyId: sql`${deposit.apiKeyId}` } : {}),
   };
+  return depositPurchase(buyer, { productId, quantity, coupon: deposit.orderCoupon, expectedTotalCents: deposit.orderExpectedTotalCents }, creditedHere, now, publish, mail);
+}
+
+/**
+ * `orderOfDeposit` for a deposit the batch reads itself (`UnreadDeposit`, the sandbox's test gateway): the order's
+ * fields are subqueries of the deposit, so the statements are always there and buy nothing for a deposit that pays
+ * for no order (its product is NULL: the purchase's guard refuses, and the deposit's order columns stay NULL). A
+ * sandbox deposit is always made with a (test) key, whose spend limit applies. The purchase builder binds these
+ * fields into its SQL only, so SQL stands in for their values.
+ */
+function orderOfUnreadDeposit(depositId: number, creditedHere: SQL, now: string, publish: Publish | undefined): PurchaseStatements {
+  const field = (column: string) => sql`(SELECT ${sql.raw(column)} FROM deposits WHERE id = ${depositId})`;
+  const buyer: Caller = { userId: field('user_id'), proof: sql`SELECT ${field('user_id')} AS userId`, keyId: field('api_key_id') };
+  const asValue = <T>(value: SQL) => value as unknown as T;
+  return depositPurchase(
+    buyer,
+    {
+      productId: asValue<number>(field('order_product_id')),
+      // 0, not NULL, for a deposit that pays for no order: SQLite refuses `LIMIT NULL`.
+      quantity: asValue<number>(sql`coalesce(${field('order_quantity')}, 0)`),
+      coupon: asValue<string | null>(field('order_coupon')),
+      expectedTotalCents: asValue<number | null>(field('order_expected_total_cents')),
+    },
+    creditedHere,
+    now,
+    publish,
+    undefined,
+  );
+}
+
+/** The purchase a credited deposit makes, for its credit's batch (see `orderOfDeposit`). */
+function depositPurchase(
+  buyer: Caller,
+  { productId, quantity, coupon, expectedTotalCents }: { productId: number; quantity: number; coupon: string | null; expectedTotalCents: number | null },
+  creditedHere: SQL,
+  now: string,
+  publish: Publish | undefined,
+  mail: Mail | undefined,
+): PurchaseStatements {
   return purchaseStatements(
     buyer,
-    { productId, quantity, coupon: deposit.orderCoupon, expectedTotalCents: deposit.orderExpectedTotalCents },
+    { productId, quantity, coupon, expectedTotalCents },
     {
       // Catalogue events' image URLs: the shop's origin where mail knows it (no request made this change).
       origin: mail?.origin ?? '',
@@ -333,7 +399,7 @@ function orderOfDeposit(deposit: DepositRow, creditedHere: SQL, now: string, pub
       mail,
       now,
       alsoRequire: [
-        { code: 'UNAUTHORIZED', allows: enabledUser(sql`${deposit.userId}`) },
+        { code: 'UNAUTHORIZED', allows: enabledUser(buyer.userId) },
         {
           code: 'INSUFFICIENT_STOCK',
           allows: sql`(SELECT count(*) FROM (SELECT 1 FROM stock_items WHERE product_id = ${productId} AND status = 'available' LIMIT ${quantity})) = ${quantity}`,
@@ -351,18 +417,21 @@ function orderOfDeposit(deposit: DepositRow, creditedHere: SQL, now: string, pub
  */
 export async function closeDeposit(
   d1: Db,
-  deposit: DepositRow,
+  deposit: Pick<DepositRow, 'id'>,
   status: 'failed' | 'expired',
   received: ReceivedEvent,
   publish?: Publish,
   refresh?: RefreshAudit,
+  /** The test gateway's close: the caller's proof leads the batch and nothing is logged (or closed) unless `owned`. */
+  unread?: Pick<UnreadDeposit, 'caller' | 'owned'>,
 ): Promise<{ deposit: DepositRow; closed: boolean }> {
   const now = isoNow();
   const event = newEvent(`deposit.${status}`, now);
   const closedHere = sql`FROM gateway_events WHERE reference = ${received.reference} AND outcome = 'closed'`;
-  const { reads } = await writeAsActor(d1, refresh?.actor, {
+  const run = (plan: Omit<WritePlan, 'before'>) => (unread ? writeOutcomeAs(d1, unread.caller, plan) : writeAsActor(d1, refresh?.actor, plan));
+  const { reads } = await run({
     writes: [
-      logEvent(received, sql`(SELECT CASE WHEN status = 'pending' THEN 'closed' ELSE 'duplicate' END FROM deposits WHERE id = ${deposit.id})`),
+      logEvent(received, sql`(SELECT CASE WHEN status = 'pending' THEN 'closed' ELSE 'duplicate' END FROM deposits WHERE id = ${deposit.id})`, unread?.owned),
       sql`UPDATE deposits SET status = ${status}, updated_at = ${now}
           WHERE id = ${deposit.id} AND status = 'pending'
             AND EXISTS (SELECT 1 FROM gateway_events WHERE reference = ${received.reference} AND outcome = 'closed')`,
@@ -374,7 +443,7 @@ export async function closeDeposit(
       loggedEvent(received),
       inOutbox(event),
     ],
-    committed: ([, logged]) => rowsOf(logged).length > 0,
+    committed: ([, logged]: D1Result[]) => rowsOf(logged).length > 0,
   });
   publish?.(eventIdsOf(reads[2]));
   return { deposit: rowsOf<DepositRow>(reads[0])[0], closed: rowsOf<{ outcome: string }>(reads[1])[0]?.outcome === 'closed' };

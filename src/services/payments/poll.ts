@@ -37,6 +37,8 @@ export interface PollReport {
   changed: number;
   /** Vendors that could not tell (down, slow, an answer about another deposit), and D1 faults: asked again later. */
   skipped: number;
+  /** D1 statements the poll sent (what the scheduled run has left after it is its budget less these). */
+  statements: number;
 }
 
 /**
@@ -65,7 +67,7 @@ export function pollCandidates(config: Config, nowMs: number, limit: number) {
  * failed (the console's payments page shows it). Deposits left unasked keep their place at the front of the queue.
  */
 export async function pollVendors(binding: Db, config: Config, nowMs: number, statementBudget: number, mail?: Mail): Promise<PollReport> {
-  const report: PollReport = { asked: 0, changed: 0, skipped: 0 };
+  const report: PollReport = { asked: 0, changed: 0, skipped: 0, statements: 0 };
   const limit = Math.min(config.gatewayPollLimit, MAX_POLL_LIMIT);
   const query = pollCandidates(config, nowMs, limit);
   if (!query || limit === 0 || statementBudget < 1 + LOOKUP_STATEMENTS + CLOSING_STATEMENTS) return report;
@@ -94,5 +96,6 @@ export async function pollVendors(binding: Db, config: Config, nowMs: number, st
   report.asked = asked.length;
   const closing = [...(asked.length > 0 ? [stampChecked(asked, isoNow(nowMs))] : []), ...[...failures.values()].map(vendorFailureWrite)];
   if (closing.length > 0) await runBatch(d1, closing);
+  report.statements = spent();
   return report;
 }

@@ -1,23 +1,26 @@
+import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import type { DepositRow } from '../../db/schema';
 import { randomBase62 } from '../../lib/crypto';
-import { fieldError } from '../../lib/errors';
-import { leastPaidCents } from '../../lib/money';
+import { fieldError, notFound } from '../../lib/errors';
 import type { Caller } from '../caller';
-import { closeDeposit, creditDeposit, getDeposit } from '../payments/deposits';
+import { asOfNow, closeDeposit, creditDeposit, type UnreadDeposit } from '../payments/deposits';
 import type { Publish } from '../events/log';
-import { logOnly, receiveEvent } from '../payments/gateway-events';
-import { GATEWAYS } from '../payments/gateways/slots';
+import { receiveEvent } from '../payments/gateway-events';
+import type { GatewayName } from '../payments/gateways/slots';
 import { TEST_PROVIDER } from '../payments/gateways/test';
 
-// Driving the test gateway (src/services/payments/gateways/test.ts): what the tester chose for a sandbox deposit, reported
-// through the very paths a real vendor's report takes.
+// Driving the test gateway (src/services/payments/gateways/test.ts): what the tester chose for a sandbox deposit,
+// reported through the very paths a real vendor's report takes, in ONE batch (a test key's request is one round trip,
+// to the sandbox): the deposit is not read first. The batch proves the key, reads the deposit's user, gateway, amount
+// and order itself, and changes nothing unless the deposit is the caller's and the test gateway's.
 
 export type TestOutcome = 'pay' | 'fail' | 'expire';
 
 /**
  * Apply what the tester chose for one of the caller's deposits: `pay` (the deposit's amount unless `amountCents` says
- * another), `fail` or `expire`. Answers the deposit as it is afterwards. 404 for a deposit that is not the caller's.
+ * another; under 99 % of it is an `amount_mismatch` in the gateway log and credits nothing), `fail` or `expire`.
+ * Answers the deposit as it is afterwards. 404 for a deposit that is not the caller's, 422 for one of another gateway.
  */
 export async function settleTestDeposit(
   d1: Db,
@@ -26,17 +29,27 @@ export async function settleTestDeposit(
   outcome: TestOutcome,
   { amountCents, publish }: { amountCents?: number; publish?: Publish } = {},
 ): Promise<DepositRow> {
-  const deposit = await getDeposit(d1, caller, depositId);
-  const gateway = GATEWAYS.find((name) => name === deposit.gateway);
-  if (deposit.provider !== TEST_PROVIDER || !gateway) throw fieldError('id', `Deposit ${depositId} was not made with the test gateway.`);
+  const column = (name: string) => sql`(SELECT ${sql.raw(name)} FROM deposits WHERE id = ${depositId})`;
+  const owned = sql`EXISTS (SELECT 1 FROM deposits WHERE id = ${depositId} AND user_id = ${caller.userId} AND provider = ${TEST_PROVIDER})`;
+  const paid = amountCents ?? null;
+  // leastPaidCents (src/lib/money.ts) in SQL: 99 % of the deposit's amount, rounded down to the cent.
+  const amount = column('amount_cents');
+  const enough = sql`(coalesce(${paid}, ${amount}) >= (${amount} * 99 - (${amount} * 99) % 100) / 100)`;
   const transactionId = `test_${randomBase62(16)}`;
   const status = outcome === 'pay' ? 'paid' : outcome === 'fail' ? 'failed' : 'expired';
-  const paid = amountCents ?? deposit.amountCents;
-  const received = receiveEvent(gateway, { depositId, status, amountCents: outcome === 'pay' ? paid : null, transactionId }, 'notification');
-  if (status !== 'paid') return (await closeDeposit(d1, deposit, status, received, publish)).deposit;
-  if (paid < leastPaidCents(deposit.amountCents)) {
-    await logOnly(d1, received, 'amount_mismatch');
-    return deposit;
-  }
-  return (await creditDeposit(d1, deposit, transactionId, { received, publish })).deposit;
+  // The log row's gateway and amount are the deposit's own, read by the batch (the builders bind them into SQL only).
+  const received = receiveEvent(
+    column('gateway') as unknown as GatewayName,
+    { depositId, status, amountCents: outcome === 'pay' ? (sql`coalesce(${paid}, ${amount})` as unknown as number) : null, transactionId },
+    'notification',
+  );
+  const unread: UnreadDeposit = { id: depositId, caller, owned, enough };
+  const { deposit } = status === 'paid'
+    ? await creditDeposit(d1, unread, transactionId, { received, publish })
+    : await closeDeposit(d1, { id: depositId }, status, received, publish, undefined, unread);
+  // Explained from the batch's own read of the deposit (a batch settled after a fault committed, so it was owned).
+  if (!deposit || (caller.proved && deposit.userId !== caller.proved.userId)) throw notFound('Deposit');
+  if (deposit.provider !== TEST_PROVIDER) throw fieldError('id', `Deposit ${depositId} was not made with the test gateway.`);
+  return asOfNow(deposit);
 }
+

@@ -25,6 +25,7 @@ import { newOperationId } from '../ledger';
 import { centsToAmount } from '../../lib/money';
 import { familySpentTodayCents } from '../accounts/spend-limits';
 import { liveAccountRead, sandboxAccountStatements, type LiveAccount } from './account';
+import { liveAncestryOf } from './key-makers';
 
 // Test keys made from live: a live key (scope `keys`) or a dashboard session asks for a `sk_test_` key. The caller is
 // proved on the live database, the key is written in the sandbox: two databases, so two round trips (one each), the
@@ -32,6 +33,8 @@ import { liveAccountRead, sandboxAccountStatements, type LiveAccount } from './a
 // the live read changes nothing, and the sandbox batch alone creates the user (first time), its test money and the key.
 
 interface MakerWithIps extends MakerRow {
+  id: number;
+  ancestry: string;
   allowed_ips: string | null;
 }
 
@@ -54,17 +57,21 @@ function resolvedLimits(asked: KeyLimits, maker: MakerWithIps | undefined): KeyL
 export async function createTestKeyFromLive(live: Db, sandbox: Db, caller: Caller, request: CreateApiKeyRequest): Promise<CreatedKey> {
   const [accountRows, makerRows] = await readAs(live, caller, [
     liveAccountRead(caller.userId),
-    sql`SELECT scopes, spend_limit_cents, allowed_ips, ip_ranges, expires_at FROM api_keys WHERE id = ${caller.keyId ?? null}`,
+    sql`SELECT id, ancestry, scopes, spend_limit_cents, allowed_ips, ip_ranges, expires_at FROM api_keys WHERE id = ${caller.keyId ?? null}`,
   ]);
   const [account] = rowsOf<LiveAccount>(accountRows);
   if (!account) throw notFound('User');
-  const limits = resolvedLimits(keyLimitsOf(request), rowsOf<MakerWithIps>(makerRows)[0]);
+  const maker = rowsOf<MakerWithIps>(makerRows)[0];
+  const limits = resolvedLimits(keyLimitsOf(request), maker);
+  // Its live makers, so it dies with them (src/services/sandbox/key-makers.ts).
+  const liveAncestry = liveAncestryOf(maker);
   const issued = await issueKey('test');
   const now = isoNow();
   const { reads } = await writeBatch(sandbox, {
     writes: [
       ...sandboxAccountStatements(account, now, newOperationId()),
       insertKeyUnderLimit(sql`(SELECT id FROM users WHERE id = ${account.id})`, request.name, issued, now, { limits }),
+      ...(liveAncestry ? [sql`UPDATE api_keys SET live_ancestry = ${liveAncestry} WHERE key_hash = ${issued.keyHash}`] : []),
     ],
     reads: [sql`SELECT ${keyColumns} FROM api_keys WHERE key_hash = ${issued.keyHash}`],
     committed: ([row]) => rowsOf(row).length > 0,

@@ -21,6 +21,8 @@ export interface MirrorReport {
   deactivated: number;
   itemsAdded: number;
   itemsRemoved: number;
+  /** D1 statements this refresh sent: the live read and the sandbox batch's (6 for one chunk, 5 more per chunk). */
+  statements: number;
 }
 
 const field = (name: string) => sql`json_extract(p.value, ${`$.${name}`})`;
@@ -100,5 +102,5 @@ export async function refreshSandboxMirror(live: Db, sandbox: Db, nowMs = Date.n
   const changes = (i: number) => results[i]?.meta.changes ?? 0;
   const per = 5;
   const sum = (offset: number) => chunks.reduce((total, _, i) => total + changes(i * per + offset), 0);
-  return { products: products.length, deactivated: changes(statements.length - 1), itemsRemoved: sum(2), itemsAdded: sum(3) };
+  return { products: products.length, deactivated: changes(statements.length - 1), itemsRemoved: sum(2), itemsAdded: sum(3), statements: 1 + statements.length };
 }
