@@ -3,6 +3,7 @@ import { resilient } from './db/d1';
 import { readConfig, type Bindings, type DeliveryMessage } from './env';
 import { presentEvent } from './routes/events/events';
 import { runScheduledJobs } from './services/operator/jobs';
+import { runSandboxScheduled, SANDBOX_CRON } from './services/sandbox/jobs';
 import { deliverWebhooks } from './services/events/delivery';
 import { deliverEmails } from './services/mail/delivery';
 import type { EmailJob } from './services/mail/outbox';
@@ -16,6 +17,12 @@ const EMAIL_QUEUE_NAME = 'stock-wallet-emails';
 export default {
   fetch: app.fetch,
   async scheduled(controller, env) {
+    // Two crons (wrangler.toml), two invocations, each with its own query budget: test mode's never takes the live's.
+    if (controller.cron === SANDBOX_CRON) {
+      const report = await runSandboxScheduled(env, controller.scheduledTime);
+      console.log(JSON.stringify({ level: 'info', msg: 'sandbox scheduled jobs', cron: controller.cron, ...report }));
+      return;
+    }
     const report = await runScheduledJobs(env, controller.scheduledTime);
     console.log(JSON.stringify({ level: 'info', msg: 'scheduled jobs', cron: controller.cron, ...report }));
   },

@@ -1,7 +1,9 @@
-import { env } from 'cloudflare:test';
+import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { SELF } from '../contract';
-import { runScheduledJobs } from '../../src/services/operator/jobs';
+import worker from '../../src/index';
+import { runSandboxScheduled, SANDBOX_CRON } from '../../src/services/sandbox/jobs';
+import wranglerToml from '../../wrangler.toml?raw';
 import { BASE, buy, call, newProduct, newUser, unique, type TestUser } from '../helpers';
 import { apiUrl, fakeVendor, varsFor } from '../vendors';
 
@@ -80,15 +82,28 @@ describe('Vary: X-API-Key on public catalogue answers', () => {
   });
 });
 
-describe('the mirror on every scheduled run', () => {
-  it('refreshes the sandbox also in a run whose poll asked a vendor', async () => {
+describe('the mirror on every scheduled run of its own', () => {
+  /** The worker's own `scheduled` export, invoked as the runtime invokes it for one cron of wrangler.toml. */
+  async function scheduled(cron: string, extra: Record<string, unknown> = {}) {
+    const handler: ExportedHandler<Cloudflare.Env> = worker;
+    const ctx = createExecutionContext();
+    await handler.scheduled!(createScheduledController({ scheduledTime: Date.now(), cron }), { ...env, ...extra } as typeof env, ctx);
+    await waitOnExecutionContext(ctx);
+  }
+
+  it('wrangler.toml schedules test mode as a cron of its own', () => {
+    const crons = /^crons = (\[.*\])$/m.exec(wranglerToml)?.[1];
+    expect(JSON.parse(crons ?? '[]')).toEqual(['*/5 * * * *', SANDBOX_CRON]);
+  });
+
+  it("refreshes the sandbox however much the live shop's run spent on its vendor poll; the live run never touches it", async () => {
     const product = await newProduct({ price: 3, stock: 3 });
     const { test } = await testUser();
     expect((await call(`/stock/${product.id}`, { key: test.key })).json.data.stock_count).toBe(3);
-    // A live sale is no operator change: only the scheduled run brings the sandbox down to the live count.
+    // A live sale is no operator change: only a scheduled run brings the sandbox down to the live count.
     const buyer = await newUser({ balance: 10 });
     expect((await buy(buyer, product.id, 1)).status).toBe(201);
-    // An open vendor deposit the run's poll asks about (its vendor is down: the poll skips it).
+    // An open vendor deposit the live run's poll asks about (its vendor is down: the poll skips it).
     const old = new Date(Date.now() - 3_600_000).toISOString();
     const later = new Date(Date.now() + 3_600_000).toISOString();
     await env.DB.prepare(
@@ -99,10 +114,14 @@ describe('the mirror on every scheduled run', () => {
       .run();
     fakeVendor('get', `${apiUrl('nowpayments')}/*`, () => new Response('down', { status: 503 }));
 
-    const report = await runScheduledJobs({ ...env, ...varsFor('nowpayments') } as typeof env);
-    expect(report.poll.asked + report.poll.skipped).toBeGreaterThan(0);
-    expect(report.mirror?.products).toBeGreaterThan(0);
+    await scheduled('*/5 * * * *', varsFor('nowpayments'));
+    expect((await call(`/stock/${product.id}`, { key: test.key })).json.data.stock_count).toBe(3);
+    await scheduled(SANDBOX_CRON, varsFor('nowpayments'));
     expect((await call(`/stock/${product.id}`, { key: test.key })).json.data.stock_count).toBe(2);
+  });
+
+  it('without a sandbox its run does nothing', async () => {
+    expect(await runSandboxScheduled({ ...env, SANDBOX_DB: undefined } as typeof env)).toBeNull();
   });
 });
 
@@ -161,18 +180,18 @@ describe("a live key's test children die with it", () => {
     // Revoked live without the sandbox hearing of it (a fault between the two batches).
     await env.DB.prepare('UPDATE api_keys SET revoked_at = ?1 WHERE id = ?2').bind(new Date().toISOString(), maker.json.data.id).run();
     expect(await works(orphan.key)).toBe(200);
-    let report = await runScheduledJobs(env);
-    expect(report.sandbox?.makers.revokedKeys).toBeGreaterThan(0);
+    let report = await runSandboxScheduled(env);
+    expect(report?.sandbox?.makers.revokedKeys).toBeGreaterThan(0);
     expect(await works(orphan.key)).toBe(401);
     expect(await works(fromRoot.key)).toBe(200);
 
     const disabled = await call(`/admin/users/${owner.id}`, { method: 'PATCH', admin: true, body: { disabled: true } });
     expect(disabled.status, disabled.text).toBe(200);
-    report = await runScheduledJobs(env);
+    report = await runSandboxScheduled(env);
     expect(await works(fromRoot.key)).not.toBe(200);
     const enabled = await call(`/admin/users/${owner.id}`, { method: 'PATCH', admin: true, body: { disabled: false } });
     expect(enabled.status, enabled.text).toBe(200);
-    report = await runScheduledJobs(env);
+    report = await runSandboxScheduled(env);
     expect(await works(fromRoot.key)).toBe(200);
   });
 });

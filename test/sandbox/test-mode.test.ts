@@ -1,7 +1,7 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import entry from '../../src/index';
-import { runScheduledJobs } from '../../src/services/operator/jobs';
+import { runSandboxScheduled } from '../../src/services/sandbox/jobs';
 import { refreshSandboxMirror } from '../../src/services/sandbox/mirror';
 import type { DeliveryMessage } from '../../src/services/events/delivery';
 import { SELF } from '../contract';
@@ -193,8 +193,8 @@ describe('the mirror', () => {
     // A live sale is no operator change: the scheduled run brings the sandbox down to the live count.
     const buyer = await newUser({ balance: 100 });
     expect((await buy(buyer, product.id, 5)).status).toBe(201);
-    const report = await runScheduledJobs(env);
-    expect(report.mirror?.products).toBeGreaterThan(0);
+    const report = await runSandboxScheduled(env);
+    expect(report?.mirror?.products).toBeGreaterThan(0);
     expect((await call(`/stock/${product.id}`, { key: test.key })).json.data.stock_count).toBe(2);
     const items = await sandbox()
       .prepare("SELECT content FROM stock_items WHERE product_id = ? AND status = 'available'")

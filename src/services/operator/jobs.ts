@@ -10,16 +10,12 @@ import { deleteExpiredSessions } from '../accounts/sessions';
 import { pollVendors, type PollReport } from '../payments/poll';
 import { readMailSettings, scheduledMail } from '../mail/settings';
 import { emailAlerts } from '../mail/alerts';
-import { MIRROR_STATEMENTS, mirrorSandbox, runSandboxJobs, SANDBOX_JOB_STATEMENTS, type SandboxJobReport } from '../sandbox/jobs';
-import type { MirrorReport } from '../sandbox/mirror';
 
 // Each job is one guarded UPDATE (or DELETE) over at most `batchSize` rows, repeated while a backlog remains; two runs
 // at once cannot double-apply anything because every UPDATE re-checks the status it changes. D1 allows 50 queries per
 // invocation on the Free plan, each statement counting: the jobs make at most 8×3 + 3×3 + 3×2 + 3×1 + 2×1 + 2×2 + 1×2 = 50
 // (when every backlog is full; a usual run makes 12), and the vendor poll spends what the run has left.
 const QUERIES_PER_INVOCATION = 50;
-/** What a poll that asked no vendor may have sent: its read of candidates and its closing statement. */
-const POLL_READ_STATEMENTS = 2;
 const BATCH_SIZE = 300;
 // Completing orders is the backlog that grows with sales: bigger statements
 // and more of them, up to 40,000 orders a run (8,000 a minute). One statement of 5,000
@@ -55,10 +51,6 @@ export interface JobReport {
   enqueuedEmails: number;
   /** Real-provider deposits asked about at their vendors (src/services/payments/poll.ts). */
   poll: PollReport;
-  /** The sandbox's catalogue refresh (src/services/sandbox/mirror.ts); null without a sandbox, when it failed or the run could not afford it. */
-  mirror: MirrorReport | null;
-  /** Test mode's round (src/services/sandbox/jobs.ts); null without a sandbox or when the run cannot afford it. */
-  sandbox: SandboxJobReport | null;
 }
 
 export async function runScheduledJobs(env: Bindings, nowMs = Date.now()): Promise<JobReport> {
@@ -84,25 +76,5 @@ export async function runScheduledJobs(env: Bindings, nowMs = Date.now()): Promi
     console.warn(JSON.stringify({ level: 'warn', msg: 'deposit poll stopped', class: err instanceof Error ? err.name : typeof err }));
     return { asked: 0, changed: 0, skipped: 0, statements: 0 };
   });
-  // Test mode comes last, never before the live shop's money (a lookup of a deposit that pays for an order needs 34
-  // statements of the 50). The catalogue's refresh runs in every run that has its 7 statements left after the poll
-  // (every run whose poll found no vendor deposit to ask, and most that did); the sandbox's own round (its held
-  // orders, expiries, outbox and the test keys' makers) only in a run whose poll asked no vendor and that can afford it.
-  let mirror: MirrorReport | null = null;
-  let sandbox: SandboxJobReport | null = null;
-  if (env.SANDBOX_DB) {
-    let left = QUERIES_PER_INVOCATION - spent.statements - poll.statements;
-    if (left >= MIRROR_STATEMENTS) {
-      mirror = await mirrorSandbox(env, env.SANDBOX_DB, nowMs);
-      left -= mirror?.statements ?? MIRROR_STATEMENTS;
-    }
-    if (poll.asked + poll.skipped === 0 && left - POLL_READ_STATEMENTS >= SANDBOX_JOB_STATEMENTS) {
-      sandbox = await runSandboxJobs(env, env.SANDBOX_DB, config, nowMs, now).catch((err: unknown) => {
-        // The next run does it again; the live shop never waits on its sandbox.
-        console.warn(JSON.stringify({ level: 'warn', msg: 'sandbox jobs stopped', class: err instanceof Error ? err.name : typeof err }));
-        return null;
-      });
-    }
-  }
-  return { completedOrders, expiredDeposits, deletedIdempotencyKeys, deletedEvents, deletedSessions, enqueuedEvents, enqueuedEmails, poll, mirror, sandbox };
+  return { completedOrders, expiredDeposits, deletedIdempotencyKeys, deletedEvents, deletedSessions, enqueuedEvents, enqueuedEmails, poll };
 }
