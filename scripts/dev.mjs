@@ -39,11 +39,15 @@ function localMail() {
   return [...from, '--var', 'EMAIL_PREVIEW:true'];
 }
 
+/** Until when a scheduled report comes from the loop: an idle one is not shown then (one triggered by hand always is). */
+let loopUntil = 0;
+
 /** The scheduled job through wrangler dev's test endpoint (`--test-scheduled`), every SCHEDULED_SECONDS. */
 function runScheduledLoop() {
   const urls = CRONS.map((cron) => `http://127.0.0.1:${PORT}/__scheduled?cron=${encodeURIComponent(cron)}`);
   let failures = 0;
   const timer = setInterval(async () => {
+    loopUntil = Date.now() + 60_000;
     try {
       for (const url of urls) {
         const res = await fetch(url);
@@ -54,6 +58,8 @@ function runScheduledLoop() {
       // The server restarting after an edit: the next minute runs it.
       if (++failures === 3) console.error(`The scheduled job could not be started (${err instanceof Error ? err.message : err}); it is retried every ${SCHEDULED_SECONDS} s.`);
     }
+    // The runs' log lines reach us through wrangler's output a moment after their answers.
+    loopUntil = Date.now() + 2_000;
   }, SCHEDULED_SECONDS * 1000);
   timer.unref();
 }
@@ -86,7 +92,8 @@ const BINDINGS_HEADING = 'Your Worker has access to the following bindings:';
 
 /**
  * What wrangler prints, less its repetitions: the bindings table once (wrangler prints it again when the local server
- * connects), no line per run of the scheduled loop, and its report only when the job did something.
+ * connects), no line per run of the scheduled loop, and the loop's reports only when the job did something (a run
+ * triggered by hand, as the README shows, always prints its report).
  */
 function shown(line) {
   if (line.includes(BINDINGS_HEADING)) {
@@ -99,7 +106,7 @@ function shown(line) {
     return false;
   }
   if (/GET \/__scheduled\b/.test(line)) return false;
-  if (/"msg":"(sandbox )?scheduled jobs"/.test(line)) return !idleRun(line);
+  if (/"msg":"(sandbox )?scheduled jobs"/.test(line)) return Date.now() > loopUntil || !idleRun(line);
   return true;
 }
 
