@@ -6,7 +6,7 @@ import { runAfterResponse } from './after-response';
 
 // "Within a minute of an operator's change": an operator's successful change to the catalogue (the admin API's or
 // the console's products, stock and images) refreshes the test-mode sandbox's copy right after its response
-// (waitUntil), so the sandbox follows at once; the scheduled run refreshes it as well (src/services/operator/jobs.ts), which
+// (waitUntil), so the sandbox follows at once; test mode's scheduled run refreshes it as well (src/services/sandbox/jobs.ts), which
 // also catches what sales change.
 
 const CATALOGUE_CHANGE = /^(\/api\/v2\/admin|\/dashboard\/console)\/products(\/|$)/;
