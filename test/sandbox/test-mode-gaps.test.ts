@@ -6,6 +6,7 @@ import { runSandboxScheduled, SANDBOX_CRON } from '../../src/services/sandbox/jo
 import wranglerToml from '../../wrangler.toml?raw';
 import { BASE, buy, call, newProduct, newUser, unique, type TestUser } from '../helpers';
 import { apiUrl, fakeVendor, varsFor } from '../vendors';
+import { faultyD1 } from '../faults';
 
 // Test mode, the rules that close its gaps (docs/test-mode.md): what a reset clears, Vary on public stock answers,
 // a live key's test children dying with it, the mirror on every scheduled run, one round trip for the test gateway.
@@ -170,6 +171,19 @@ describe("a live key's test children die with it", () => {
     expect((await call(`/api-keys/${liveId}`, { key: owner.key, method: 'DELETE' })).status).toBe(200);
     expect(await works(doomed.key)).toBe(401);
     expect(await works(keeper.key)).toBe(200);
+  });
+
+  it('a sandbox fault after the live revoke still answers the revoke; the sweep revokes the test child', async () => {
+    const owner = await newUser();
+    const maker = await call('/api-keys', { key: owner.key, body: { name: 'maker' } });
+    const child = await testKeyFor({ ...owner, key: maker.json.data.key });
+    const faulty = faultyD1(sandbox(), 'lost-before-run');
+    const revoked = await call(`/api-keys/${maker.json.data.id}`, { key: owner.key, method: 'DELETE', vars: { SANDBOX_DB: faulty.db } as never });
+    expect(faulty.fired()).toBe(true);
+    expect(revoked.status, revoked.text).toBe(200);
+    expect(await works(child.key)).toBe(200);
+    await runSandboxScheduled(env);
+    expect(await works(child.key)).toBe(401);
   });
 
   it('the scheduled run revokes test keys whose live maker is revoked or gone, and follows a disabled user', async () => {
