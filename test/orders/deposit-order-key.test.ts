@@ -83,13 +83,13 @@ describe('a notification or "Mark paid": the credit stands, the order is not bou
 });
 
 describe("a vendor's refresh and the scheduled lookup", () => {
-  async function vendorDepositOfKey(user: TestUser, key: string, product: { id: number }) {
+  async function vendorDepositOfKey(key: string, product: { id: number }) {
     const invoiceId = `inv_${crypto.randomUUID().slice(0, 8)}`;
     const { path, answer } = INVOICE_ENDPOINT.stripe;
     fakeVendor('post', `${apiUrl('stripe')}${path}`, answer(`https://pay.stripe.test/${invoiceId}`, invoiceId));
     const id = await orderDeposit(key, product, SLOT_OF.stripe, varsFor('stripe'));
     const row = (await env.DB.prepare('SELECT reference, amount_cents FROM deposits WHERE id = ?').bind(id).first<{ reference: string }>())!;
-    vendorSays('stripe', { id, reference: row.reference, invoiceId, amount: 1 }, 'paid');
+    vendorSays('stripe', { reference: row.reference, invoiceId, amount: 1 }, 'paid');
     return id;
   }
 
@@ -97,7 +97,7 @@ describe("a vendor's refresh and the scheduled lookup", () => {
     const product = await newProduct({ price: 12, stock: 2 });
     const revoked = await newUser({ balance: 11 });
     const revokedKey = await keyOf(revoked);
-    const first = await vendorDepositOfKey(revoked, revokedKey.key, product);
+    const first = await vendorDepositOfKey(revokedKey.key, product);
     await revoke(revoked, revokedKey.id);
     const refreshed = await call(`/admin/deposits/${first}/refresh`, { method: 'POST', admin: true, vars: varsFor('stripe') });
     expect(refreshed.status, refreshed.text).toBe(200);
@@ -105,7 +105,7 @@ describe("a vendor's refresh and the scheduled lookup", () => {
 
     await env.DB.prepare('UPDATE deposits SET last_checked_at = ? WHERE provider = ?').bind(new Date(Date.now() + 6 * MINUTE).toISOString(), 'stripe').run();
     const late = await newUser({ balance: 11 });
-    const lateId = await vendorDepositOfKey(late, (await keyOf(late)).key, product);
+    const lateId = await vendorDepositOfKey((await keyOf(late)).key, product);
     await expireDeposit(env.DB, lateId);
     await runScheduledJobs({ ...env, ...varsFor('stripe') } as Bindings, Date.now() + 6 * MINUTE);
     await expectRefused(env.DB, late, lateId, 'DEPOSIT_EXPIRED');
