@@ -17,7 +17,7 @@ describe('OpenAPI document', () => {
         '/embed/products/{id}',
         '/media/{name}',
         '/pay/{deposit_id}/{outcome}',
-        '/test/pay/{deposit_id}',
+        '/test/pay/{token}',
         '/api/v2/test/deposits/{id}/pay',
         '/api/v2/test/deposits/{id}/fail',
         '/api/v2/test/deposits/{id}/expire',

@@ -1,6 +1,7 @@
 import { Hono, type Context } from 'hono';
 import type { TransactionRow } from '../../db/schema';
 import type { AppEnv } from '../../env';
+import { disabledAlsoInSandbox } from '../../middleware/mode';
 import { publishAfterResponse } from '../../middleware/publish-events';
 import { requireOperatorSession } from '../../middleware/session';
 import { AdjustmentBody, UpdateUserBody, UsersQuery } from '../../schemas/operator';
@@ -126,7 +127,7 @@ const pathUserId = (c: Context<AppEnv>) => idFromPath(c.req.param('id'), 'User')
 /** Disable or enable: the PATCH /admin/users/{id} of the console, audited; 303 back to the user. */
 const setDisabled = (disabled: boolean) => async (c: Context<AppEnv>) => {
   const id = pathUserId(c);
-  await updateUser(c.var.db, operatorActor(c.var.caller), id, { disabled });
+  await disabledAlsoInSandbox(c, { disabled }, await updateUser(c.var.db, operatorActor(c.var.caller), id, { disabled }));
   return c.redirect(withDone(userPath(id), disabled ? 'account_disabled' : 'account_enabled'), 303);
 };
 

@@ -176,6 +176,8 @@ export async function updateProfile(
   changes: { name?: string; email?: string; email_receipts?: boolean; current_password?: string },
   throttles: ProfileThrottles,
   mail?: Mail,
+  /** Test mode: the sandbox's email is the live account's, read-only (a new address → 422 on `email`). */
+  { emailReadOnly = false }: { emailReadOnly?: boolean } = {},
 ): Promise<UserProfile> {
   let verifiedHash: string | null = null;
   if (changes.email !== undefined) {
@@ -186,6 +188,7 @@ export async function updateProfile(
     const row = rowsOf<{ same: number; passwordHash: string; restricted: number | null }>(current)[0];
     // The same address again (the dashboard's form always sends it), or in other letter case, asks nothing of others.
     if (row && !row.same) {
+      if (emailReadOnly) throw fieldError('email', 'Change your email with a live key.');
       const needsPassword = !caller.keyId || row.restricted === 1;
       if (needsPassword && !changes.current_password) {
         throw fieldError('current_password', caller.keyId ? 'current_password is required to change the email with a restricted API key' : 'current_password is required to change the email');

@@ -39,8 +39,11 @@ export interface DepositRequest {
   amountCents: number;
   gateway: GatewayInput;
   cryptoCurrency?: CryptoCurrency;
-  /** The service's origin as the client reached it: vendors notify `<origin>/api/v2/webhooks/<slot>`. */
-  origin: string;
+  /**
+   * The shop's public origin (PUBLIC_BASE_URL), never the request's Host, which a client chooses: vendors notify
+   * `<origin>/api/v2/webhooks/<slot>` and send the buyer back to `<origin>/dashboard/wallet`. Null while it is unset.
+   */
+  origin: string | null;
   /** Resolves when a vendor invoice may be opened for this client, throws (429) when not; not asked for a generic slot. */
   beforeVendorCall: () => Promise<void>;
   /** An order the deposit pays for: bought with the wallet when the deposit is credited, at its expected total. */
@@ -62,9 +65,14 @@ interface NewDeposit {
  */
 async function invoiceFor(gateway: PaymentGateway | TestPaymentGateway, deposit: NewDeposit, depositId: SQL, request: DepositRequest) {
   if (gateway.provider === 'generic') return gateway.generic.invoiceColumns(depositId);
-  if (gateway.provider === 'test') return gateway.test.invoiceColumns(depositId);
-  await request.beforeVendorCall();
+  if (gateway.provider === 'test') return gateway.test.invoiceColumns();
   const { origin } = request;
+  if (!origin) {
+    throw new ApiError('GATEWAY_UNAVAILABLE', 'This payment provider cannot be used until the shop sets PUBLIC_BASE_URL (where it is notified); nothing was stored.', undefined, {
+      'Retry-After': '300',
+    });
+  }
+  await request.beforeVendorCall();
   const invoice = await gateway.vendor.createInvoice({
     ...deposit,
     notifyUrl: `${origin}/api/v2/webhooks/${gateway.name}`,
