@@ -13,7 +13,7 @@ import { createPasswordReset, type ResetLink } from '../../services/accounts/pas
 import { adjustBalance } from '../../services/payments/wallet';
 import { Alert, Field, Money, Notice, Pager, SearchForm, When } from '../components';
 import { ApiError, type FieldErrors } from '../../lib/errors';
-import { formHandler, idFromPath, parseForm, plainNumber, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from '../forms';
+import { formHandler, idFromPath, parseForm, plainNumber, redirectOnce, requireFormKey, sameOriginForm, type FormFields, type FormProblem } from '../forms';
 import { withDone } from '../done-notices';
 import { page } from '../layout';
 import { DataTable, DepositsTable, OrdersTable, TransactionsTable } from '../tables';
@@ -170,6 +170,7 @@ export const consoleUsers = new Hono<AppEnv>()
     formHandler(
       async (c, fields) => {
         const id = pathUserId(c);
+        requireFormKey(fields);
         const body = parseForm(AdjustmentBody, { ...fields, amount: plainNumber(fields.amount) }, ['amount']);
         return redirectOnce<TransactionRow>(
           c,
