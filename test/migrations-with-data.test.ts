@@ -9,6 +9,7 @@ import { auditLedger } from '../src/services/operator/ledger-audit';
 // after the one that creates a table, rows are written into it as the service of that time would have.
 
 const T = '2026-01-01T00:00:00.000Z';
+const T2 = '2026-01-02T10:00:00.000Z';
 
 /** Rows written right after the named migration, in the columns that migration's schema has. */
 const ROWS_AFTER: Record<string, string[]> = {
@@ -43,6 +44,20 @@ const ROWS_AFTER: Record<string, string[]> = {
   '0015_email.sql': [
     `INSERT INTO emails (id, to_address, user_id, template, subject, data, created_at) VALUES ('em_1', 'ann@example.com', 1, 'order_receipt', 'Receipt', '{}', '${T}')`,
   ],
+  // A key made by key 1, and an order through each of the two on a later day: key 1's family spent both that day.
+  '0022_key_families.sql': [
+    `INSERT INTO api_keys (id, user_id, name, key_hash, key_preview, created_at, created_by_key_id, ancestry)
+     VALUES (2, 1, 'child', 'hash-2', 'sk_live_****efgh', '${T}', 1, '/1/')`,
+    `INSERT INTO orders (id, order_number, user_id, product_id, product_name, quantity, unit_price_cents, list_unit_price_cents,
+                         total_amount_cents, status, created_at, updated_at, api_key_id)
+     VALUES (3, 'ORD-3', 1, 1, 'Code', 1, 250, 250, 250, 'completed', '${T2}', '${T2}', 2),
+            (4, 'ORD-4', 1, 1, 'Code', 1, 250, 250, 250, 'pending', '${T2}', '${T2}', 1)`,
+    `INSERT INTO stock_items (id, product_id, content, status, order_id, created_at) VALUES (5, 1, 'E', 'sold', 3, '${T}'), (6, 1, 'F', 'sold', 4, '${T}')`,
+    `INSERT INTO wallet_transactions (id, user_id, type, amount_cents, balance_after_cents, description, order_id, deposit_id, operation_id, created_at) VALUES
+     (5, 1, 'purchase', -250, 750, 'Purchase ORD-3', 3, NULL, 'op-5', '${T2}'),
+     (6, 1, 'purchase', -250, 500, 'Purchase ORD-4', 4, NULL, 'op-6', '${T2}')`,
+    `UPDATE users SET balance_cents = 500 WHERE id = 1`,
+  ],
   '0017_prices.sql': [
     `INSERT INTO coupons (id, code, percent_off, created_at, updated_at) VALUES (1, 'SPRING', 10, '${T}', '${T}')`,
     `INSERT INTO coupon_redemptions (id, coupon_id, user_id, order_id, created_at) VALUES (1, 1, 1, 1, '${T}')`,
@@ -71,7 +86,7 @@ describe('the migrations, applied one by one to a database with data', () => {
       written[table] = row!.n;
     }
     expect(written).toEqual({
-      users: 1, api_keys: 1, products: 1, orders: 2, stock_items: 4, deposits: 1, wallet_transactions: 4, gateway_events: 1,
+      users: 1, api_keys: 2, products: 1, orders: 4, stock_items: 6, deposits: 1, wallet_transactions: 6, gateway_events: 1,
       events: 1, webhook_endpoints: 1, webhook_deliveries: 1, audit_log: 1, coupons: 1, coupon_redemptions: 1, emails: 1,
     });
     expect((await db.prepare('PRAGMA foreign_key_check').all()).results).toEqual([]);
@@ -82,6 +97,14 @@ describe('the migrations, applied one by one to a database with data', () => {
       coupon: null,
     });
     expect(await auditLedger(db)).toEqual([]);
+    // 0030 kept what the lists and the spend limit used to count: the user's totals, each key family's day.
+    expect(await db.prepare('SELECT * FROM user_counts').all().then((r) => r.results)).toEqual([
+      { user_id: 1, orders_count: 4, pending_orders: 2, spent_cents: 1000, transactions_count: 6, deposits_count: 1 },
+    ]);
+    expect(await db.prepare('SELECT api_key_id, day, spent_cents FROM api_key_spend_days ORDER BY api_key_id').all().then((r) => r.results)).toEqual([
+      { api_key_id: 1, day: '2026-01-02', spent_cents: 500 },
+      { api_key_id: 2, day: '2026-01-02', spent_cents: 250 },
+    ]);
 
     // The named lists (0021): the database refuses a name it does not list, and a migration that lists a new one is an
     // INSERT, with every existing row untouched.

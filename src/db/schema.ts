@@ -61,6 +61,32 @@ export const apiKeys = sqliteTable(
   ],
 );
 
+/**
+ * A user's totals, kept by the triggers of migrations/0030_counts_kept.sql in the statement that changes what they
+ * count: the lists' `meta.total` and the dashboard read one row instead of counting the history.
+ */
+export const userCounts = sqliteTable('user_counts', {
+  userId: integer('user_id').primaryKey().references(() => users.id),
+  ordersCount: integer('orders_count').notNull().default(0),
+  pendingOrders: integer('pending_orders').notNull().default(0),
+  /** total_amount_cents of the orders not cancelled. */
+  spentCents: integer('spent_cents').notNull().default(0),
+  transactionsCount: integer('transactions_count').notNull().default(0),
+  depositsCount: integer('deposits_count').notNull().default(0),
+});
+
+/** A key family's spending per UTC day ('YYYY-MM-DD'): the orders of the key and of every key made from it. */
+export const apiKeySpendDays = sqliteTable(
+  'api_key_spend_days',
+  {
+    id: integer('id').primaryKey(),
+    apiKeyId: integer('api_key_id').notNull().references(() => apiKeys.id),
+    day: text('day').notNull(),
+    spentCents: integer('spent_cents').notNull(),
+  },
+  (t) => [uniqueIndex('api_key_spend_days_key_day').on(t.apiKeyId, t.day)],
+);
+
 export const products = sqliteTable(
   'products',
   {
