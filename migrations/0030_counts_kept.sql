@@ -61,6 +61,21 @@ BEGIN
   ON CONFLICT (api_key_id, day) DO UPDATE SET spent_cents = spent_cents + excluded.spent_cents;
 END;
 
+-- An order's day, total or key never change in the service; a rewrite of one (a data repair) moves its spending.
+CREATE TRIGGER orders_spend_moved AFTER UPDATE OF created_at, total_amount_cents, api_key_id ON orders
+WHEN OLD.created_at IS NOT NEW.created_at OR OLD.total_amount_cents IS NOT NEW.total_amount_cents OR OLD.api_key_id IS NOT NEW.api_key_id
+BEGIN
+  UPDATE api_key_spend_days SET spent_cents = spent_cents - OLD.total_amount_cents
+  WHERE day = substr(OLD.created_at, 1, 10)
+    AND api_key_id IN (SELECT f.value FROM api_keys k, json_each('[' || rtrim(k.id || replace(k.ancestry, '/', ','), ',') || ']') f
+                       WHERE k.id = OLD.api_key_id);
+  INSERT INTO api_key_spend_days (api_key_id, day, spent_cents)
+  SELECT f.value, substr(NEW.created_at, 1, 10), NEW.total_amount_cents
+  FROM api_keys k, json_each('[' || rtrim(k.id || replace(k.ancestry, '/', ','), ',') || ']') f
+  WHERE k.id = NEW.api_key_id
+  ON CONFLICT (api_key_id, day) DO UPDATE SET spent_cents = spent_cents + excluded.spent_cents;
+END;
+
 -- Cancel (pending -> cancelled) and the completion job (pending -> completed); orders never change owner.
 CREATE TRIGGER orders_status_counted AFTER UPDATE OF status, total_amount_cents ON orders
 WHEN OLD.status IS NOT NEW.status OR OLD.total_amount_cents IS NOT NEW.total_amount_cents
