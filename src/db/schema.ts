@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, sqliteTable, text, uniqueIndex, type AnySQLiteColumn } from 'drizzle-orm/sqlite-core';
 
-// Mirrors migrations/*.sql (test/schema.test.ts keeps the two in agreement). Money columns are integer cents.
+// Mirrors migrations/*.sql (test/db/schema.test.ts keeps the two in agreement). Money columns are integer cents.
 
 export const users = sqliteTable(
   'users',
@@ -343,7 +343,7 @@ export type EventType = (typeof EVENT_TYPES)[number];
 
 /**
  * The lists that grow with features are tables (migrations/0021_named_lists.sql): a new name is one INSERT in a
- * migration, and the column that takes it references the list. test/schema.test.ts keeps each table equal to its
+ * migration, and the column that takes it references the list. test/db/schema.test.ts keeps each table equal to its
  * TypeScript list.
  */
 export const eventTypes = sqliteTable('event_types', { type: text('type').primaryKey() });

@@ -15,9 +15,9 @@ import { invalidValue, validValue } from '../schema-arbitraries';
 //   - every response passes the contract check (test/contract.ts: documented status, Ajv on the body).
 // Ids come from the schemas (mostly small: those exist) and from the document's `links`: an id a response returns
 // is reused by the operations its links name, as a stateful client would.
-// test/fuzz.test.ts is the other fuzzer: hostile bytes, transports and credentials, and "a 4xx changes nothing".
+// test/api/fuzz.test.ts is the other fuzzer: hostile bytes, transports and credentials, and "a 4xx changes nothing".
 //
-// Seeded and reproducible: SEED=<n> npx vitest run test/contract-fuzz.test.ts (the seed is printed).
+// Seeded and reproducible: SEED=<n> npx vitest run test/api/contract-fuzz.test.ts (the seed is printed).
 
 const PINNED_SEED = 20_261_123;
 const seedText = (import.meta as unknown as { env: Record<string, string | undefined> }).env.SEED ?? '';
@@ -85,7 +85,7 @@ interface Operation {
   links: Record<string, Record<string, { operationId: string; parameters: Record<string, string> }>>;
 }
 
-// The dashboard's pages (tag Dashboard) answer HTML to a browser session, not JSON to a key: test/fuzz.test.ts fuzzes
+// The dashboard's pages (tag Dashboard) answer HTML to a browser session, not JSON to a key: test/api/fuzz.test.ts fuzzes
 // them with session cookies and form bodies.
 // An image upload's validity is its signature bytes, which no schema states: test/catalogue/catalogue.test.ts checks it.
 const binaryBody = (op: { requestBody?: { content?: Record<string, { schema?: { format?: string } }> } }) =>
@@ -330,7 +330,7 @@ async function exercise(op: Operation, draft: Draft, credentials: Credentials, t
 let credentials: Credentials;
 
 beforeAll(async () => {
-  console.info(`[contract-fuzz] seed ${SEED}: rerun with SEED=${SEED} npx vitest run test/contract-fuzz.test.ts`);
+  console.info(`[contract-fuzz] seed ${SEED}: rerun with SEED=${SEED} npx vitest run test/api/contract-fuzz.test.ts`);
   // Something to buy: products with stock, and a funded buyer.
   const user = await newUser({ balance: 1_000_000 });
   for (const stock of [300, 300, 50]) await newProduct({ price: 0.5, stock });
@@ -356,7 +356,7 @@ describe('document-driven fuzz: every operation of the served OpenAPI document',
     );
     if (details.failed) {
       throw new Error(
-        `[contract-fuzz] ${op.id} failed at run ${details.numRuns} (file seed ${SEED}, property seed ${seed}; rerun: SEED=${SEED} npx vitest run test/contract-fuzz.test.ts)\n` +
+        `[contract-fuzz] ${op.id} failed at run ${details.numRuns} (file seed ${SEED}, property seed ${seed}; rerun: SEED=${SEED} npx vitest run test/api/contract-fuzz.test.ts)\n` +
           `  ${(details.errorInstance as Error)?.message ?? details.errorInstance}`,
       );
     }

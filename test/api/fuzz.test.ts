@@ -26,10 +26,10 @@ import { changedTables, snapshot, type Snapshot } from '../snapshot';
 //   - a 4xx changes nothing: every business table is snapshotted after each request and compared with the previous
 //     snapshot whenever the request failed (api_keys.last_used_at is excluded: authenticating a request may refresh
 //     it after the response, whatever the outcome).
-// Whether the API and its document agree on which requests are valid is test/contract-fuzz.test.ts's property:
+// Whether the API and its document agree on which requests are valid is test/api/contract-fuzz.test.ts's property:
 // it generates requests from the document's schemas and judges them with Ajv.
 //
-// The seed is pinned (test/seed.ts) and printed; another set of requests: SEED=<n> npx vitest run test/fuzz.test.ts.
+// The seed is pinned (test/seed.ts) and printed; another set of requests: SEED=<n> npx vitest run test/api/fuzz.test.ts.
 // VITE_FUZZ_SCALE=<factor> multiplies the number of runs per route (default 1: the file stays well under a minute).
 
 const SEED = seedFor('fuzz.test.ts', 20_261_124);
@@ -805,7 +805,7 @@ async function fuzz(label: string, arb: fc.Arbitrary<RequestSpec>, numRuns: numb
     const cause = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
     throw new Error(
       `[fuzz] ${label} failed after ${details.numRuns} runs (${details.numShrinks} shrinks).\n` +
-        `  file seed: ${SEED}  → rerun: SEED=${SEED} npx vitest run test/fuzz.test.ts\n` +
+        `  file seed: ${SEED}  → rerun: SEED=${SEED} npx vitest run test/api/fuzz.test.ts\n` +
         `  property: seed ${details.seed}, path "${details.counterexamplePath}"\n` +
         `  request: ${shorten(details.counterexample?.[0])}\n` +
         `  cause: ${cause}`,

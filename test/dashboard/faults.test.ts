@@ -20,7 +20,7 @@ afterEach(() => restore?.());
 
 describe('dashboard forms on a failing D1', () => {
   it(`buy and cancel with ${FAULT_RATE * 100} % faults: never a 500, a 503 is a page, a re-sent form makes one effect`, async () => {
-    console.log(`[dashboard-faults] seed=${SEED} (reproduce: VITE_FAULT_SEED=${SEED} npx vitest run test/dashboard-faults.test.ts)`);
+    console.log(`[dashboard-faults] seed=${SEED} (reproduce: VITE_FAULT_SEED=${SEED} npx vitest run test/dashboard/faults.test.ts)`);
     const random = seededRandom(SEED);
     let faultsOn = false;
     restore = useInvocationOptions(() => (faultsOn ? { faults: { rate: FAULT_RATE, random } } : {}));

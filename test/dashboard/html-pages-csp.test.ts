@@ -7,7 +7,7 @@ import { newDeposit, newUser } from '../helpers';
 
 // Every HTML page the service serves carries a Content-Security-Policy with `frame-ancestors 'none'`: the dashboard
 // and console pages (and their error pages), the local checkout page, and /docs, a static file whose headers come
-// from public/_headers (checked in test/static-assets.test.ts; test/e2e/docs.e2e.test.ts checks them as `npm run dev`
+// from public/_headers (checked in test/dashboard/static-assets.test.ts; test/e2e/docs.e2e.test.ts checks them as `npm run dev`
 // sends them, and the page in Chromium).
 
 function expectFramingRefused(where: string, csp: string | null | undefined) {
