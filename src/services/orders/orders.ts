@@ -19,6 +19,7 @@ import { lowStockAlert } from '../mail/alerts';
 import type { Mail } from '../mail/settings';
 import { allOf, firstFailing, pricedPurchase, purchaseRefusal, redeemCoupon, sellableGuards, type PricedPurchase, type PurchaseGuard } from '../catalogue/pricing';
 import { overSpendLimit, spendLimitState, withinSpendLimit } from '../accounts/spend-limits';
+import { creditNoteStatements, invoiceStatements } from '../documents/issue';
 
 export interface OrderWithItems {
   order: OrderRow;
@@ -51,6 +52,8 @@ export interface PurchaseOptions extends CatalogueChange {
   now?: string;
   /** More rules for the order's INSERT (the credit of a deposit: "this batch credited it", the items are there). */
   alsoRequire?: PurchaseGuard[];
+  /** The buyer's request's Cloudflare country for the invoice's evidence (default: the caller's place). */
+  ipCountry?: SQL;
 }
 
 /** What the purchase's batch did, from its reads: the order bought, or the refusal that explains why not. */
@@ -113,6 +116,7 @@ export function purchaseStatements(caller: Caller, request: PurchaseRequest, opt
 
   const soldOut = newCatalogueEvent('product.unavailable', now, origin);
   const spendReads = spendLimitState(caller, now);
+  const operationId = newOperationId();
   const writes = [
     sql`
       INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, list_unit_price_cents, unit_price_cents,
@@ -124,7 +128,7 @@ export function purchaseStatements(caller: Caller, request: PurchaseRequest, opt
     ...walletMovement({
       userId: caller.userId,
       type: 'purchase',
-      operationId: newOperationId(),
+      operationId,
       now,
       source: sql`
         SELECT -o.total_amount_cents AS amount, 'Purchase ' || o.order_number || ': ' || o.quantity || ' x ' || o.product_name AS description,
@@ -141,6 +145,7 @@ export function purchaseStatements(caller: Caller, request: PurchaseRequest, opt
     // rolls the whole batch back.
     sql`UPDATE orders SET quantity = (SELECT count(*) FROM stock_items WHERE order_id = orders.id) WHERE order_number = ${orderNumber}`,
     redeemCoupon(orderNumber, now),
+    ...invoiceStatements(operationId, options.ipCountry ?? sql`${caller.place?.country ?? null}`, now),
   ];
   const announce = [
     recordEvent(event, orders, sql`order_number = ${orderNumber}`),
@@ -258,6 +263,7 @@ export async function cancelOrder(
       sql`UPDATE claims SET status = 'rejected', resolution = 'The order was cancelled and refunded.', resolved_at = ${now}
           WHERE order_id = ${orderId} AND status = 'open' AND ${refunded}`,
       sql`UPDATE stock_items SET status = 'revoked', revoked_at = ${now} WHERE order_id = ${orderId} AND status = 'sold' AND ${refunded}`,
+      ...creditNoteStatements(operationId, now),
       recordEvent(event, orders, sql`id = ${orderId} AND ${refunded}`),
       ...(claim
         ? recordClaim(

@@ -34,6 +34,7 @@ import { verificationGate } from '../accounts/email-verification';
 import { accountGate } from '../accounts/holds';
 import type { Mail } from '../mail/settings';
 import { paymentAlert } from '../mail/alerts';
+import { receiptStatements } from '../documents/issue';
 
 export interface DepositRequest {
   amountCents: number;
@@ -97,11 +98,11 @@ export async function createDeposit(
   const [created, ...tail] = await writeAs(d1, caller, {
     writes: [
       sql`INSERT INTO deposits (user_id, amount_cents, gateway, crypto_currency, status, expires_at, created_at, updated_at, reference, provider,
-                                order_product_id, order_quantity, order_coupon, order_expected_total_cents, api_key_id)
+                                order_product_id, order_quantity, order_coupon, order_expected_total_cents, api_key_id, ip_country)
           SELECT ${caller.userId}, ${request.amountCents}, ${gateway.name}, ${cryptoCurrency}, 'pending',
                  ${expiresAt}, ${now}, ${now}, ${reference}, ${gateway.provider},
                  ${request.order?.productId ?? null}, ${request.order?.quantity ?? null}, ${request.order?.coupon ?? null},
-                 ${request.order?.expectedTotalCents ?? null}, ${caller.keyId ?? null}
+                 ${request.order?.expectedTotalCents ?? null}, ${caller.keyId ?? null}, ${caller.place?.country ?? null}
           WHERE ${caller.userId} IS NOT NULL AND ${gate.allows} AND ${account.allows}${order ? sql` AND ${order.allows}` : sql``}`,
       sql`UPDATE deposits SET payment_url = ${invoice.paymentUrl}, external_id = ${invoice.externalId} WHERE reference = ${reference}`,
       ...(claim ? recordClaim(caller, claim, sql`SELECT id, ${rowJson(deposits)} AS snapshot FROM deposits WHERE reference = ${reference}`) : []),
@@ -273,6 +274,7 @@ export async function creditDeposit(
         sql`UPDATE deposits SET status = 'paid', paid_at = ${now}, transaction_id = ${transactionId}, updated_at = ${now},
                                 vendor_payment_id = coalesce(${paymentId ?? null}, vendor_payment_id)
             WHERE id = ${deposit.id} AND ${creditedHere}`,
+        ...receiptStatements(operationId, now),
         ...(order
           ? [
               ...order.writes,
@@ -350,7 +352,7 @@ function orderOfDeposit(deposit: DepositRow, creditedHere: SQL, now: string, pub
     proof: sql`SELECT ${deposit.userId} AS userId`,
     ...(deposit.apiKeyId !== null && deposit.apiKeyId !== undefined ? { keyId: sql`${deposit.apiKeyId}` } : {}),
   };
-  return depositPurchase(buyer, { productId, quantity, coupon: deposit.orderCoupon, expectedTotalCents: deposit.orderExpectedTotalCents }, creditedHere, now, publish, mail);
+  return depositPurchase(deposit.id, buyer, { productId, quantity, coupon: deposit.orderCoupon, expectedTotalCents: deposit.orderExpectedTotalCents }, creditedHere, now, publish, mail);
 }
 
 /**
@@ -365,6 +367,7 @@ function orderOfUnreadDeposit(depositId: number, creditedHere: SQL, now: string,
   const buyer: Caller = { userId: field('user_id'), proof: sql`SELECT ${field('user_id')} AS userId`, keyId: field('api_key_id') };
   const asValue = <T>(value: SQL) => value as unknown as T;
   return depositPurchase(
+    depositId,
     buyer,
     {
       productId: asValue<number>(field('order_product_id')),
@@ -382,6 +385,7 @@ function orderOfUnreadDeposit(depositId: number, creditedHere: SQL, now: string,
 
 /** The purchase a credited deposit makes, for its credit's batch (see `orderOfDeposit`). */
 function depositPurchase(
+  depositId: number,
   buyer: Caller,
   { productId, quantity, coupon, expectedTotalCents }: { productId: number; quantity: number; coupon: string | null; expectedTotalCents: number | null },
   creditedHere: SQL,
@@ -398,6 +402,7 @@ function depositPurchase(
       publish,
       mail,
       now,
+      ipCountry: sql`(SELECT ip_country FROM deposits WHERE id = ${depositId})`,
       alsoRequire: [
         { code: 'UNAUTHORIZED', allows: enabledUser(buyer.userId) },
         {

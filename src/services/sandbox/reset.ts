@@ -24,6 +24,9 @@ export async function resetSandbox(sandbox: Db, caller: Caller): Promise<{ balan
       sql`DELETE FROM claims WHERE user_id = ${user} OR order_id IN (SELECT id FROM orders WHERE user_id = ${user})`,
       sql`DELETE FROM webhook_deliveries WHERE event_id IN (SELECT id FROM events WHERE user_id = ${user})`,
       sql`DELETE FROM events WHERE user_id = ${user}`,
+      // Documents name the ledger rows, orders and deposits deleted below (the sandbox's sequences go on: test numbers
+      // are never reused).
+      sql`DELETE FROM documents WHERE user_id = ${user}`,
       sql`DELETE FROM wallet_transactions WHERE user_id = ${user}`,
       sql`DELETE FROM stock_items WHERE order_id IN (SELECT id FROM orders WHERE user_id = ${user})`,
       sql`DELETE FROM coupon_redemptions WHERE order_id IN (SELECT id FROM orders WHERE user_id = ${user})`,
