@@ -119,6 +119,27 @@ export const AUDIT_CHECKS: AuditCheck[] = [
           WHERE (t.order_id IS NOT NULL AND o.user_id <> t.user_id) OR (t.deposit_id IS NOT NULL AND d.user_id <> t.user_id)`,
   },
   {
+    // Documents for the books (docs/documents.md): since their migration, every order (its purchase row), credited
+    // deposit and refund has exactly one document of its kind, for its amount.
+    name: 'every order has one invoice, every credited deposit one receipt, every refund one credit note, for its amount',
+    key: { column: 'transaction_id', table: 'wallet_transactions' },
+    sql: `SELECT t.id AS transaction_id, t.type, count(d.id) AS documents
+          FROM wallet_transactions t
+          JOIN document_sequences s ON s.type = CASE t.type WHEN 'purchase' THEN 'invoice' WHEN 'deposit' THEN 'receipt' WHEN 'refund' THEN 'credit_note' END
+          LEFT JOIN documents d ON d.wallet_transaction_id = t.id
+          WHERE t.created_at >= s.started_at AND (t.order_id IS NOT NULL OR t.deposit_id IS NOT NULL)
+          GROUP BY t.id
+          HAVING count(d.id) <> 1 OR max(d.type) <> max(s.type) OR max(d.total_amount_cents) <> abs(max(t.amount_cents))
+              OR max(d.order_id) IS NOT max(t.order_id) OR max(d.deposit_id) IS NOT max(t.deposit_id)`,
+  },
+  {
+    name: "each document type's numbers run from 1 to its sequence, none skipped or used twice",
+    sql: `SELECT s.type, s.last_number, count(d.id) AS issued, coalesce(max(d.sequence), 0) AS highest
+          FROM document_sequences s LEFT JOIN documents d ON d.type = s.type
+          GROUP BY s.type
+          HAVING count(d.id) <> s.last_number OR coalesce(max(d.sequence), 0) <> s.last_number OR count(DISTINCT d.sequence) <> count(d.id)`,
+  },
+  {
     name: 'no user has more than 5 active API keys',
     key: { column: 'user_id', table: 'users' },
     sql: `SELECT user_id, count(*) AS active_keys FROM api_keys WHERE revoked_at IS NULL GROUP BY user_id HAVING count(*) > 5`,
