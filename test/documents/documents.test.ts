@@ -1,7 +1,8 @@
 import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { auditLedger } from '../../src/services/operator/ledger-audit';
-import { SELF } from '../contract';
+import { createCheckedApp, SELF } from '../contract';
+import { faultyD1, type BatchFault } from '../faults';
 import { BASE, buy, call, deliverWebhook, expectError, newDeposit, newProduct, newUser, unique, type TestUser } from '../helpers';
 
 // Documents for the books (contract: "Documents for the books"; docs/documents.md): every money movement to or from a
@@ -330,5 +331,44 @@ describe('reads', () => {
       'number,type,issued_at,corrects,user_id,buyer_name,buyer_company,buyer_country,buyer_vat_id,order_id,deposit_id,net_amount,tax_rate,tax_amount,total_amount,currency,tax_note,billing_country,ip_country',
     );
     expect(csv.text).toContain(all.data[0].number);
+  });
+});
+
+describe('faults', () => {
+  const app = createCheckedApp();
+
+  const buyThrough = async (fault: BatchFault, user: TestUser, productId: number) => {
+    const d1 = faultyD1(env.DB, fault);
+    const res = await app.request(
+      '/api/v2/orders',
+      { method: 'POST', headers: { 'X-API-Key': user.key, 'Content-Type': 'application/json' }, body: JSON.stringify({ product_id: productId, quantity: 1 }) },
+      { ...env, DB: d1.db },
+    );
+    expect(d1.fired()).toBe(true);
+    return res;
+  };
+
+  it('a purchase whose commit a lost connection hid issues its invoice once, with the next number', async () => {
+    const user = await newUser({ balance: 10 });
+    const product = await newProduct({ price: 1, stock: 2 });
+    const before = await lastNumber('invoice');
+    const res = await buyThrough('lost-after-commit', user, product.id);
+    expect(res.status, await res.clone().text()).toBe(201);
+    const { data } = await documentsOf(user);
+    expect(data.map((d) => d.number)).toEqual([`INV-${String(before + 1).padStart(6, '0')}`]);
+    expect(await lastNumber('invoice')).toBe(before + 1);
+    await expectAuditClean();
+  });
+
+  it('a purchase that never ran (503) takes no number: the retry takes the next one', async () => {
+    const user = await newUser({ balance: 10 });
+    const product = await newProduct({ price: 1, stock: 2 });
+    const before = await lastNumber('invoice');
+    const res = await buyThrough('lost-before-run', user, product.id);
+    expect(res.status).toBe(503);
+    expect(await lastNumber('invoice')).toBe(before);
+    expect((await buy(user, product.id, 1)).status).toBe(201);
+    expect((await documentsOf(user)).data.map((d) => d.number)).toEqual([`INV-${String(before + 1).padStart(6, '0')}`]);
+    await expectAuditClean();
   });
 });
