@@ -26,15 +26,17 @@ CREATE TABLE billing_details (
   updated_at TEXT NOT NULL
 );
 
--- One gap-free sequence per type: bumped in the batch that issues the document, by the same condition as its INSERT,
--- so a rolled-back batch consumes no number and D1's single writer serialises parallel issues. `started_at`: orders,
--- refunds and deposits from before this migration have no document (the ledger audit starts there).
+-- One gap-free sequence per type: a document takes its type's highest number + 1 inside the INSERT that issues it,
+-- in the batch that moves the money (src/services/documents/issue.ts), so a rolled-back batch takes no number and
+-- D1's single writer serialises parallel issues. `deleted_up_to`: numbers of documents deleted by test mode's reset
+-- (the sandbox only; live documents are never deleted), never given again. `started_at`: orders, refunds and
+-- deposits from before this migration have no document (the ledger audit starts there).
 CREATE TABLE document_sequences (
   type TEXT PRIMARY KEY CHECK (type IN ('invoice', 'receipt', 'credit_note')),
-  last_number INTEGER NOT NULL DEFAULT 0 CHECK (last_number >= 0),
+  deleted_up_to INTEGER NOT NULL DEFAULT 0 CHECK (deleted_up_to >= 0),
   started_at TEXT NOT NULL
 );
-INSERT INTO document_sequences (type, last_number, started_at) VALUES
+INSERT INTO document_sequences (type, deleted_up_to, started_at) VALUES
   ('invoice', 0, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
   ('receipt', 0, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
   ('credit_note', 0, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));

@@ -14,6 +14,7 @@ const SECTIONS = [
   ['/dashboard/shop', 'Shop'],
   ['/dashboard/orders', 'Orders'],
   ['/dashboard/wallet', 'Wallet'],
+  ['/dashboard/documents', 'Documents'],
   ['/dashboard/keys', 'API keys'],
   ['/dashboard/profile', 'Profile'],
 ] as const;

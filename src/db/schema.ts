@@ -688,10 +688,10 @@ export type BillingDetailsRow = typeof billingDetails.$inferSelect;
 export const DOCUMENT_TYPES = ['invoice', 'receipt', 'credit_note'] as const;
 export type DocumentType = (typeof DOCUMENT_TYPES)[number];
 
-/** One gap-free sequence per document type, bumped in the batch that issues a document. */
+/** Per document type: the numbers test mode's reset deleted (never given again), and when documents began. */
 export const documentSequences = sqliteTable('document_sequences', {
   type: text('type', { enum: DOCUMENT_TYPES }).primaryKey(),
-  lastNumber: integer('last_number').notNull().default(0),
+  deletedUpTo: integer('deleted_up_to').notNull().default(0),
   startedAt: text('started_at').notNull(),
 });
 

@@ -15,7 +15,7 @@ const documentsOf = async (user: TestUser, query = '') => {
 };
 
 const lastNumber = async (type: string) =>
-  (await env.DB.prepare('SELECT last_number AS n FROM document_sequences WHERE type = ?').bind(type).first<{ n: number }>())!.n;
+  (await env.DB.prepare('SELECT coalesce(max(sequence), 0) AS n FROM documents WHERE type = ?').bind(type).first<{ n: number }>())!.n;
 
 const setInvoicing = async (body: Record<string, unknown>) => {
   const res = await call('/admin/settings/invoicing', { method: 'PUT', admin: true, body });

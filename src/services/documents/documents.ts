@@ -99,13 +99,14 @@ export const allDocumentsQuery = (page: Page, { type, userId }: DocumentFilter &
   const { limit, offset } = pageWindow(page);
   const conditions = [...(type ? [sql`type = ${type}`] : []), ...(userId ? [sql`user_id = ${userId}`] : [])];
   const where = conditions.length ? sql`WHERE ${sql.join(conditions, sql` AND `)}` : sql``;
-  // The shop-wide total: each type's sequence is its count (gap-free by construction), one row each.
+  // The shop-wide total: each type's highest number is its count (gap-free; live documents are never deleted).
   const total =
     userId !== undefined
       ? type
         ? sql`SELECT coalesce(max(user_type_seq), 0) AS total FROM documents WHERE user_id = ${userId} AND type = ${type}`
         : sql`SELECT coalesce(max(user_seq), 0) AS total FROM documents WHERE user_id = ${userId}`
-      : sql`SELECT coalesce(sum(last_number), 0) AS total FROM document_sequences ${type ? sql`WHERE type = ${type}` : sql``}`;
+      : sql`SELECT coalesce(sum((SELECT max(sequence) FROM documents d WHERE d.type = s.type) - s.deleted_up_to), 0) AS total
+            FROM document_sequences s ${type ? sql`WHERE s.type = ${type}` : sql``}`;
   return {
     reads: [sql`SELECT ${withCorrects} FROM documents ${where} ORDER BY issued_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`, total],
     parse: ([rows, count]) => ({ rows: rowsOf<DocumentWithCorrects>(rows), total: rowsOf<{ total: number }>(count)[0]?.total ?? 0 }),

@@ -19,7 +19,7 @@ import { lowStockAlert } from '../mail/alerts';
 import type { Mail } from '../mail/settings';
 import { allOf, firstFailing, pricedPurchase, purchaseRefusal, redeemCoupon, sellableGuards, type PricedPurchase, type PurchaseGuard } from '../catalogue/pricing';
 import { overSpendLimit, spendLimitState, withinSpendLimit } from '../accounts/spend-limits';
-import { creditNoteStatements, invoiceStatements } from '../documents/issue';
+import { creditNoteStatements, invoiceIssue, issueDocuments, type DocumentIssue } from '../documents/issue';
 
 export interface OrderWithItems {
   order: OrderRow;
@@ -54,6 +54,8 @@ export interface PurchaseOptions extends CatalogueChange {
   alsoRequire?: PurchaseGuard[];
   /** The buyer's request's Cloudflare country for the invoice's evidence (default: the caller's place). */
   ipCountry?: SQL;
+  /** Documents of other types issued by the same two statements as the order's invoice (a credit's receipt). */
+  alsoIssue?: DocumentIssue[];
 }
 
 /** What the purchase's batch did, from its reads: the order bought, or the refusal that explains why not. */
@@ -145,7 +147,7 @@ export function purchaseStatements(caller: Caller, request: PurchaseRequest, opt
     // rolls the whole batch back.
     sql`UPDATE orders SET quantity = (SELECT count(*) FROM stock_items WHERE order_id = orders.id) WHERE order_number = ${orderNumber}`,
     redeemCoupon(orderNumber, now),
-    ...invoiceStatements(operationId, options.ipCountry ?? sql`${caller.place?.country ?? null}`, now),
+    ...issueDocuments([invoiceIssue(operationId, options.ipCountry ?? sql`${caller.place?.country ?? null}`), ...(options.alsoIssue ?? [])], now),
   ];
   const announce = [
     recordEvent(event, orders, sql`order_number = ${orderNumber}`),

@@ -34,7 +34,7 @@ import { verificationGate } from '../accounts/email-verification';
 import { accountGate } from '../accounts/holds';
 import type { Mail } from '../mail/settings';
 import { paymentAlert } from '../mail/alerts';
-import { receiptStatements } from '../documents/issue';
+import { issueDocuments, receiptIssue, type DocumentIssue } from '../documents/issue';
 
 export interface DepositRequest {
   amountCents: number;
@@ -250,9 +250,15 @@ export async function creditDeposit(
   const creditedHere = sql`EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId})`;
   const event = newEvent('deposit.paid', now);
   const unread = isUnread(deposit) ? deposit : null;
+  // The credit's receipt; with an order, issued by the order's own two document statements beside its invoice.
+  const receipt = receiptIssue(operationId);
   // A deposit that pays for an order buys it in this same batch, only when this batch credits it.
-  const order = unread ? orderOfUnreadDeposit(deposit.id, creditedHere, now, publish) : orderOfDeposit(deposit as DepositRow, creditedHere, now, publish, mail);
+  const order = unread
+    ? orderOfUnreadDeposit(deposit.id, creditedHere, now, publish, receipt)
+    : orderOfDeposit(deposit as DepositRow, creditedHere, now, publish, mail, receipt);
   const loggedRead = received ? [loggedEvent(received)] : [];
+  const paidColumns = sql`status = 'paid', paid_at = ${now}, transaction_id = ${transactionId}, updated_at = ${now},
+                           vendor_payment_id = coalesce(${paymentId ?? null}, vendor_payment_id)`;
   const run = (plan: Omit<WritePlan, 'before'>) => (unread ? writeOutcomeAs(d1, unread.caller, plan) : writeAsActor(d1, actor ?? refresh?.actor, plan));
   const results = (
     await run({
@@ -271,17 +277,17 @@ export async function creditDeposit(
             WHERE d.id = ${deposit.id} AND d.status <> 'paid'${unread ? sql` AND ${unread.owned} AND ${unread.enough}` : sql``}
               AND NOT EXISTS (SELECT 1 FROM wallet_transactions t WHERE t.deposit_id = d.id AND t.type = 'deposit')`,
         }),
-        sql`UPDATE deposits SET status = 'paid', paid_at = ${now}, transaction_id = ${transactionId}, updated_at = ${now},
-                                vendor_payment_id = coalesce(${paymentId ?? null}, vendor_payment_id)
-            WHERE id = ${deposit.id} AND ${creditedHere}`,
-        ...receiptStatements(operationId, now),
         ...(order
           ? [
               ...order.writes,
-              sql`UPDATE deposits SET order_id = (SELECT id FROM orders WHERE order_number = ${order.orderNumber}), order_error = ${order.refusalCode}
-                  WHERE id = ${deposit.id} AND order_product_id IS NOT NULL AND ${creditedHere}`,
+              // After the purchase's statements, one UPDATE marks the deposit paid and records its order (or why not):
+              // the receipt rides in the invoice's statement, so the batch is no longer than before documents.
+              sql`UPDATE deposits SET ${paidColumns},
+                                      order_id = CASE WHEN order_product_id IS NOT NULL THEN (SELECT id FROM orders WHERE order_number = ${order.orderNumber}) END,
+                                      order_error = CASE WHEN order_product_id IS NOT NULL THEN ${order.refusalCode} END
+                  WHERE id = ${deposit.id} AND ${creditedHere}`,
             ]
-          : []),
+          : [sql`UPDATE deposits SET ${paidColumns} WHERE id = ${deposit.id} AND ${creditedHere}`, ...issueDocuments([receipt], now)]),
         ...(received
           ? [
               logEvent(
@@ -344,7 +350,14 @@ export async function creditDeposit(
  * batch credits the deposit (a repeated notification buys nothing more), the user is not disabled, and the items are
  * really there (a stock count out of step must refuse the order, never roll the credit back). Null for a plain deposit.
  */
-function orderOfDeposit(deposit: DepositRow, creditedHere: SQL, now: string, publish: Publish | undefined, mail: Mail | undefined): PurchaseStatements | null {
+function orderOfDeposit(
+  deposit: DepositRow,
+  creditedHere: SQL,
+  now: string,
+  publish: Publish | undefined,
+  mail: Mail | undefined,
+  receipt: DocumentIssue,
+): PurchaseStatements | null {
   const { orderProductId: productId, orderQuantity: quantity } = deposit;
   if (productId === null || productId === undefined || quantity === null || quantity === undefined) return null;
   const buyer: Caller = {
@@ -352,7 +365,7 @@ function orderOfDeposit(deposit: DepositRow, creditedHere: SQL, now: string, pub
     proof: sql`SELECT ${deposit.userId} AS userId`,
     ...(deposit.apiKeyId !== null && deposit.apiKeyId !== undefined ? { keyId: sql`${deposit.apiKeyId}` } : {}),
   };
-  return depositPurchase(deposit.id, buyer, { productId, quantity, coupon: deposit.orderCoupon, expectedTotalCents: deposit.orderExpectedTotalCents }, creditedHere, now, publish, mail);
+  return depositPurchase(deposit.id, buyer, { productId, quantity, coupon: deposit.orderCoupon, expectedTotalCents: deposit.orderExpectedTotalCents }, creditedHere, now, publish, mail, receipt);
 }
 
 /**
@@ -362,7 +375,7 @@ function orderOfDeposit(deposit: DepositRow, creditedHere: SQL, now: string, pub
  * sandbox deposit is always made with a (test) key, whose spend limit applies. The purchase builder binds these
  * fields into its SQL only, so SQL stands in for their values.
  */
-function orderOfUnreadDeposit(depositId: number, creditedHere: SQL, now: string, publish: Publish | undefined): PurchaseStatements {
+function orderOfUnreadDeposit(depositId: number, creditedHere: SQL, now: string, publish: Publish | undefined, receipt: DocumentIssue): PurchaseStatements {
   const field = (column: string) => sql`(SELECT ${sql.raw(column)} FROM deposits WHERE id = ${depositId})`;
   const buyer: Caller = { userId: field('user_id'), proof: sql`SELECT ${field('user_id')} AS userId`, keyId: field('api_key_id') };
   const asValue = <T>(value: SQL) => value as unknown as T;
@@ -380,6 +393,7 @@ function orderOfUnreadDeposit(depositId: number, creditedHere: SQL, now: string,
     now,
     publish,
     undefined,
+    receipt,
   );
 }
 
@@ -392,6 +406,7 @@ function depositPurchase(
   now: string,
   publish: Publish | undefined,
   mail: Mail | undefined,
+  receipt: DocumentIssue,
 ): PurchaseStatements {
   return purchaseStatements(
     buyer,
@@ -403,6 +418,7 @@ function depositPurchase(
       mail,
       now,
       ipCountry: sql`(SELECT ip_country FROM deposits WHERE id = ${depositId})`,
+      alsoIssue: [receipt],
       alsoRequire: [
         { code: 'UNAUTHORIZED', allows: enabledUser(buyer.userId) },
         {

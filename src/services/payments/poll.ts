@@ -18,15 +18,16 @@ import type { Mail } from '../mail/settings';
 // later run; one vendor's fault never stops the others or fails the run.
 
 /**
- * What one answer may cost in D1 statements: a credit's batch (11, its receipt's two included) and one round of the
+ * What one answer may cost in D1 statements: a credit's batch (10, its receipt's included) and one round of the
  * reads that settle it (4).
  */
-export const LOOKUP_STATEMENTS = 15;
+export const LOOKUP_STATEMENTS = 14;
 /**
- * What a deposit that pays for an order adds to that: the purchase's statements in the credit's batch (13 writes, its
- * invoice's two included, the deposit's order columns, 2 reads) and those reads again when settling.
+ * What a deposit that pays for an order adds to that: the purchase's statements in the credit's batch (its invoice's statement
+ * included, which also issues the credit's receipt; the deposit's order columns ride in its paid UPDATE; 2
+ * reads) and those reads again when settling.
  */
-export const ORDER_STATEMENTS = 18;
+export const ORDER_STATEMENTS = 15;
 const lookupCost = (deposit: DepositRow) => LOOKUP_STATEMENTS + (deposit.orderProductId != null ? ORDER_STATEMENTS : 0);
 /** A Worker invocation's subrequests are limited (50 on the Free plan): the poll never asks more vendors than this. */
 export const MAX_POLL_LIMIT = 40;
