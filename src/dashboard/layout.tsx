@@ -28,6 +28,8 @@ const CONSOLE_SECTIONS = [
   ['/dashboard/console/claims', 'Claims'],
   ['/dashboard/console/users', 'Users'],
   ['/dashboard/console/deposits', 'Deposits'],
+  ['/dashboard/console/documents', 'Documents'],
+  ['/dashboard/console/invoicing', 'Invoicing'],
   ['/dashboard/console/payments', 'Payments'],
   ['/dashboard/console/revoked-items', 'Revoked items'],
   ['/dashboard/console/blocklist', 'Blocklist'],

@@ -4,6 +4,8 @@ import { documents, type DocumentRow, type DocumentType } from '../../db/schema'
 import { notFound } from '../../lib/errors';
 import { centsToAmount } from '../../lib/money';
 import { pageWindow, type Page } from '../../lib/pagination';
+import { withinDays } from '../../db/date-range';
+import type { DateRange } from '../../lib/date-range';
 import type { Caller, Query } from '../caller';
 
 // Reading documents (issued by src/services/documents/issue.ts): a buyer's own, newest first, and the console's.
@@ -94,14 +96,23 @@ export const orderDocumentsQuery = (caller: Caller, orderId: number | SQL): Quer
   parse: ([rows]) => rowsOf<DocumentWithCorrects>(rows),
 });
 
-/** The console's list of every document (a type, a buyer), newest first, with a total counted in the range asked. */
-export const allDocumentsQuery = (page: Page, { type, userId }: DocumentFilter & { userId?: number }): Query<{ rows: DocumentWithCorrects[]; total: number }> => {
+/**
+ * The console's list of every document (a type, a buyer, a range of days), newest first. Its total: without a range,
+ * a buyer's highest position, or each type's highest number (gap-free; live documents are never deleted), one seek
+ * each; with a range, the documents of those days counted on the (issued_at) index.
+ */
+export const allDocumentsQuery = (
+  page: Page,
+  { type, userId, range = {} }: DocumentFilter & { userId?: number; range?: DateRange },
+): Query<{ rows: DocumentWithCorrects[]; total: number }> => {
   const { limit, offset } = pageWindow(page);
-  const conditions = [...(type ? [sql`type = ${type}`] : []), ...(userId ? [sql`user_id = ${userId}`] : [])];
+  const days = withinDays(sql`issued_at`, range);
+  const conditions = [...(type ? [sql`type = ${type}`] : []), ...(userId ? [sql`user_id = ${userId}`] : []), ...days];
   const where = conditions.length ? sql`WHERE ${sql.join(conditions, sql` AND `)}` : sql``;
-  // The shop-wide total: each type's highest number is its count (gap-free; live documents are never deleted).
   const total =
-    userId !== undefined
+    days.length > 0
+      ? sql`SELECT count(*) AS total FROM documents ${where}`
+      : userId !== undefined
       ? type
         ? sql`SELECT coalesce(max(user_type_seq), 0) AS total FROM documents WHERE user_id = ${userId} AND type = ${type}`
         : sql`SELECT coalesce(max(user_seq), 0) AS total FROM documents WHERE user_id = ${userId}`

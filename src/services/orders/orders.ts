@@ -20,6 +20,7 @@ import type { Mail } from '../mail/settings';
 import { allOf, firstFailing, pricedPurchase, purchaseRefusal, redeemCoupon, sellableGuards, type PricedPurchase, type PurchaseGuard } from '../catalogue/pricing';
 import { overSpendLimit, spendLimitState, withinSpendLimit } from '../accounts/spend-limits';
 import { creditNoteStatements, invoiceIssue, issueDocuments, type DocumentIssue } from '../documents/issue';
+import { orderDocumentsQuery, type DocumentWithCorrects } from '../documents/documents';
 
 export interface OrderWithItems {
   order: OrderRow;
@@ -27,6 +28,8 @@ export interface OrderWithItems {
   /** The order's warranty claims and its product's warranty in hours (read by getOrder). */
   claims?: ClaimRow[];
   warrantyHours?: number;
+  /** The order's invoice and credit notes (read by getOrder when asked: the dashboard's order page). */
+  documents?: DocumentWithCorrects[];
 }
 
 const newOrderNumber = (now: string) => `ORD-${now.slice(0, 10).replaceAll('-', '')}-${randomBase62(10).toUpperCase()}`;
@@ -316,17 +319,19 @@ export async function listOrders(d1: Db, caller: Caller, page: Page) {
   return { rows: rowsOf<OrderRow>(rows), total: rowsOf<{ total: number }>(total)[0].total };
 }
 
-export async function getOrder(d1: Db, caller: Caller, orderId: number): Promise<OrderWithItems> {
-  const [orderResult, items, claimsResult] = await readAs(d1, caller, [
+export async function getOrder(d1: Db, caller: Caller, orderId: number, { withDocuments = false } = {}): Promise<OrderWithItems> {
+  const documents = withDocuments ? orderDocumentsQuery(caller, orderId) : null;
+  const [orderResult, items, claimsResult, ...documentResults] = await readAs(d1, caller, [
     sql`SELECT ${columnsOf(orders)}, (SELECT warranty_hours FROM products p WHERE p.id = orders.product_id) AS warrantyHours
         FROM orders WHERE id = ${orderId} AND user_id = ${caller.userId}`,
     itemsOf(sql`(SELECT id FROM orders WHERE id = ${orderId} AND user_id = ${caller.userId})`),
     orderClaims(caller, orderId),
+    ...(documents?.reads ?? []),
   ]);
   const [found] = rowsOf<OrderRow & { warrantyHours: number }>(orderResult);
   if (!found) throw notFound('Order');
   const { warrantyHours, ...order } = found;
-  return { order, stockItems: contentsOf(items), claims: rowsOf<ClaimRow>(claimsResult), warrantyHours };
+  return { order, stockItems: contentsOf(items), claims: rowsOf<ClaimRow>(claimsResult), warrantyHours, ...(documents && { documents: documents.parse(documentResults) }) };
 }
 
 /** An order's items as a text file, one per line (the API's export, and the dashboard's). */
