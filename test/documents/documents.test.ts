@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { auditLedger } from '../../src/services/operator/ledger-audit';
 import { createCheckedApp, SELF } from '../contract';
 import { faultyD1, type BatchFault } from '../faults';
+import { newOperator } from '../console-helpers';
+import { signedInUser, visit } from '../dashboard-helpers';
 import { BASE, buy, call, deliverWebhook, expectError, newDeposit, newProduct, newUser, unique, type TestUser } from '../helpers';
 
 // Documents for the books (contract: "Documents for the books"; docs/documents.md): every money movement to or from a
@@ -370,5 +372,104 @@ describe('faults', () => {
     expect((await buy(user, product.id, 1)).status).toBe(201);
     expect((await documentsOf(user)).data.map((d) => d.number)).toEqual([`INV-${String(before + 1).padStart(6, '0')}`]);
     await expectAuditClean();
+  });
+});
+
+describe('pages', () => {
+  it("the dashboard: Documents lists and opens them, an order's page links its invoice and credit notes, the profile saves billing details", async () => {
+    await setInvoicing(NONE);
+    const user = await signedInUser({ balance: 10 });
+    const product = await newProduct({ price: 2, stock: 2 });
+    const order = (await buy(user, product.id, 1)).json.data;
+    expect((await call(`/orders/${order.id}/cancel`, { key: user.key, method: 'POST' })).status).toBe(200);
+    const { data } = await documentsOf(user);
+    const [creditNote, invoice] = data;
+
+    const list = await visit('/dashboard/documents', { cookie: user.cookie });
+    expect(list.status).toBe(200);
+    expect(list.text).toContain(`<a href="/dashboard/documents/${invoice.id}">${invoice.number}</a>`);
+    expect(list.text).toContain(`<a href="/dashboard/documents/${creditNote.id}">${creditNote.number}</a>`);
+    const invoices = await visit('/dashboard/documents?type=invoice', { cookie: user.cookie });
+    expect(invoices.text).toContain(invoice.number);
+    expect(invoices.text).not.toContain(creditNote.number);
+
+    const orderPage = await visit(`/dashboard/orders/${order.id}`, { cookie: user.cookie });
+    expect(orderPage.text).toContain(`<a href="/dashboard/documents/${invoice.id}">${invoice.number}</a>`);
+    expect(orderPage.text).toContain(`<a href="/dashboard/documents/${creditNote.id}">${creditNote.number}</a>`);
+
+    const sheet = await visit(`/dashboard/documents/${creditNote.id}`, { cookie: user.cookie });
+    expect(sheet.status).toBe(200);
+    expect(sheet.text).toContain(`Credit note ${creditNote.number}`);
+    expect(sheet.text).toContain(`Corrects invoice`);
+    expect(sheet.text).toContain(invoice.number);
+    expect(sheet.text).toContain('class="no-print"');
+    const other = await signedInUser();
+    expect((await visit(`/dashboard/documents/${creditNote.id}`, { cookie: other.cookie })).status).toBe(404);
+
+    const profile = await visit('/dashboard/profile', { cookie: user.cookie });
+    expect(profile.text).toContain('Billing details');
+    const saved = await visit('/dashboard/billing', { cookie: user.cookie, form: { name: 'Page Buyer', company: '', address: 'Line 1\r\nLine 2', country: 'fr', vat_id: '' } });
+    expect(saved.status, saved.text.slice(0, 300)).toBe(303);
+    expect(saved.location).toBe('/dashboard/profile?done=billing_saved');
+    expect((await call('/user/billing', { key: user.key })).json.data).toEqual({ name: 'Page Buyer', company: null, address: ['Line 1', 'Line 2'], country: 'FR', vat_id: null });
+    const refused = await visit('/dashboard/billing', { cookie: user.cookie, form: { name: '', country: 'XYZ' } });
+    expect(refused.status).toBe(422);
+  });
+
+  it("the console: Documents lists every buyer's, opens any, exports a range; Invoicing saves the settings, audited", async () => {
+    const operator = await newOperator();
+    const buyer = await newUser({ balance: 5 });
+    const product = await newProduct({ price: 1, stock: 1 });
+    expect((await buy(buyer, product.id, 1)).status).toBe(201);
+    const [invoice] = (await documentsOf(buyer)).data;
+    const list = await visit(`/dashboard/console/documents?user_id=${buyer.id}`, { cookie: operator.cookie });
+    expect(list.status).toBe(200);
+    expect(list.text).toContain(`<a href="/dashboard/console/documents/${invoice.id}">${invoice.number}</a>`);
+    expect(list.text).toContain('1 document(s)');
+    const sheet = await visit(`/dashboard/console/documents/${invoice.id}`, { cookie: operator.cookie });
+    expect(sheet.text).toContain(`Invoice ${invoice.number}`);
+    expect((await visit(`/dashboard/console/documents/${invoice.id}`, { cookie: (await signedInUser()).cookie })).status).toBe(404);
+
+    const form = { legal_name: 'Console Shop SARL', address: '2 Rue Y\n75001 Paris', country: 'fr', tax_id: 'FR999', tax_mode: 'vat', vat_rates: 'FR 20\nde 19\nNL 7.5' };
+    const saved = await visit('/dashboard/console/invoicing', { cookie: operator.cookie, form });
+    expect(saved.status, saved.text.slice(0, 300)).toBe(303);
+    expect((await call('/admin/settings/invoicing', { admin: true })).json.data).toEqual({
+      legal_name: 'Console Shop SARL', address: ['2 Rue Y', '75001 Paris'], country: 'FR', tax_id: 'FR999', tax_mode: 'vat', vat_rates: { FR: 20, DE: 19, NL: 7.5 },
+    });
+    const page = await visit('/dashboard/console/invoicing', { cookie: operator.cookie });
+    expect(page.text).toContain('NL 7.5');
+    const bad = await visit('/dashboard/console/invoicing', { cookie: operator.cookie, form: { ...form, vat_rates: 'FR twenty' } });
+    expect(bad.status).toBe(422);
+    const entry = (await call('/admin/audit-log?per_page=1', { admin: true })).json.data[0];
+    expect(entry).toMatchObject({ action: 'settings.invoicing_updated', actor: `user:${operator.id}` });
+    await setInvoicing(NONE);
+  });
+});
+
+describe('test mode', () => {
+  it('a test key\'s purchase and test-gateway credit issue sandbox documents, marked TEST on the page; live numbers are untouched', async () => {
+    const live = await newUser();
+    const created = await call('/api-keys', { key: live.key, body: { name: 'sandbox', mode: 'test' } });
+    expect(created.status, created.text).toBe(201);
+    const test = { ...live, key: created.json.data.key as string };
+    const liveBefore = await lastNumber('receipt');
+    const deposit = await call('/wallet/deposit', { key: test.key, body: { amount: 20, gateway: 'gateway_one' } });
+    expect(deposit.status, deposit.text).toBe(200);
+    expect((await call(`/test/deposits/${deposit.json.data.deposit_id}/pay`, { key: test.key, method: 'POST' })).status).toBe(200);
+    const { data } = await documentsOf(test);
+    expect(data.map((d) => d.type)).toEqual(['receipt']);
+    expect(await lastNumber('receipt')).toBe(liveBefore);
+    expect((await documentsOf(live)).meta.total).toBe(0);
+    const html = await call(`/documents/${data[0].id}/html`, { key: test.key });
+    expect(html.status).toBe(200);
+    expect(html.text).toContain('TEST');
+    // The sandbox's reset deletes the test documents; their numbers are not given again.
+    const number = data[0].number;
+    expect((await call('/test/reset', { key: test.key, method: 'POST' })).status).toBe(200);
+    expect((await documentsOf(test)).meta.total).toBe(0);
+    const again = await call('/wallet/deposit', { key: test.key, body: { amount: 5, gateway: 'gateway_one' } });
+    expect((await call(`/test/deposits/${again.json.data.deposit_id}/pay`, { key: test.key, method: 'POST' })).status).toBe(200);
+    const [next] = (await documentsOf(test)).data;
+    expect(next.number > number).toBe(true);
   });
 });
