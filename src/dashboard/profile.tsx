@@ -7,7 +7,7 @@ import { ChangePasswordBody, UpdateProfileBody } from '../schemas/users';
 import { BillingBody } from '../schemas/documents';
 import { changePassword, profileQuery, updateProfile } from '../services/accounts/users';
 import { queryAs } from '../services/caller';
-import { billingQuery, updateBilling } from '../services/documents/settings';
+import { billingFromBody, billingQuery, updateBilling } from '../services/documents/settings';
 import { Alert, Checkbox, Field, TextArea, When } from './components';
 import { formHandler, parseForm, sameOriginForm, type FormFields, type FormProblem } from './forms';
 import { withDone } from './done-notices';
@@ -130,7 +130,7 @@ export const profilePages = new Hono<AppEnv>()
         const address = (fields.address ?? '').split(/\r?\n/).filter((line) => line.trim() !== '');
         const country = blankIsNull(fields.country)?.trim().toUpperCase() ?? null;
         const body = parseForm(BillingBody, { name: fields.name, company: blankIsNull(fields.company), address, country, vat_id: blankIsNull(fields.vat_id) });
-        await updateBilling(c.var.db, c.var.caller, { name: body.name, company: body.company, address: body.address, country: body.country, vatId: body.vat_id });
+        await updateBilling(c.var.db, c.var.caller, billingFromBody(body));
         return c.redirect(withDone('/dashboard/profile', 'billing_saved'), 303);
       },
       (c, fields, problem) => profilePage(c, { form: 'billing', values: fields, problem }, problem.status),

@@ -7,7 +7,7 @@ import { AdminDocumentsQuery, InvoicingSettingsBody, TAX_MODES } from '../../sch
 import { operatorActor } from '../../services/accounts/audit-log';
 import { queryAsOperator } from '../../services/caller';
 import { allDocumentsQuery, anyDocumentQuery, presentDocument } from '../../services/documents/documents';
-import { invoicingSettingsQuery, updateInvoicingSettings } from '../../services/documents/settings';
+import { invoicingSettingsQuery, settingsFromBody, updateInvoicingSettings } from '../../services/documents/settings';
 import { Alert, Field, Pager, Select, TextArea } from '../components';
 import { documentPageHtml } from '../document-page';
 import { DOCUMENT_TITLES, DocumentsTable } from '../documents';
@@ -63,14 +63,7 @@ export const consoleDocuments = new Hono<AppEnv>()
     formHandler(
       async (c, fields) => {
         const body = parseForm(InvoicingSettingsBody, invoicingInput(fields));
-        await updateInvoicingSettings(c.var.db, operatorActor(c.var.caller), {
-          legalName: body.legal_name,
-          address: body.address,
-          country: body.country,
-          taxId: body.tax_id,
-          taxMode: body.tax_mode,
-          vatRates: body.vat_rates,
-        });
+        await updateInvoicingSettings(c.var.db, operatorActor(c.var.caller), settingsFromBody(body));
         return c.redirect(withDone(INVOICING, 'invoicing_saved'), 303);
       },
       (c, fields, problem) => invoicingPage(c, { values: fields, problem }, problem.status),

@@ -5,7 +5,7 @@ import { AdminDocumentsQuery, InvoicingSettingsBody } from '../../schemas/docume
 import { ADMIN_TOKEN_ACTOR } from '../../services/accounts/audit-log';
 import { queryPlain } from '../../services/caller';
 import { allDocumentsQuery, presentDocument } from '../../services/documents/documents';
-import { invoicingSettingsQuery, presentInvoicingSettings, updateInvoicingSettings } from '../../services/documents/settings';
+import { invoicingSettingsQuery, presentInvoicingSettings, settingsFromBody, updateInvoicingSettings } from '../../services/documents/settings';
 import { createRouter, errorResponses, jsonBody, jsonResponse } from '../openapi';
 import { DocumentSchema } from '../documents/documents';
 
@@ -78,14 +78,7 @@ export const adminDocumentsRouter = createRouter()
     }),
     async (c) => {
       const body = c.req.valid('json');
-      const settings = await updateInvoicingSettings(c.var.db, ADMIN_TOKEN_ACTOR, {
-        legalName: body.legal_name,
-        address: body.address,
-        country: body.country,
-        taxId: body.tax_id,
-        taxMode: body.tax_mode,
-        vatRates: body.vat_rates,
-      });
+      const settings = await updateInvoicingSettings(c.var.db, ADMIN_TOKEN_ACTOR, settingsFromBody(body));
       return c.json(ok(presentInvoicingSettings(settings), 'Invoicing settings updated.'), 200);
     },
   );

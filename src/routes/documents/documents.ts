@@ -7,7 +7,7 @@ import { paged, pagedEnvelope } from '../../lib/pagination';
 import { BillingBody, DocumentsQuery } from '../../schemas/documents';
 import { queryAs } from '../../services/caller';
 import { documentQuery, documentsQuery, presentDocument } from '../../services/documents/documents';
-import { billingQuery, presentBilling, updateBilling } from '../../services/documents/settings';
+import { billingFromBody, billingQuery, presentBilling, updateBilling } from '../../services/documents/settings';
 import { createRouter, errorResponses, IdParams, jsonBody, jsonResponse, needsScope } from '../openapi';
 
 // GET /documents, /documents/{id}, /documents/{id}/html: the caller's invoices, receipts and credit notes
@@ -125,14 +125,7 @@ export const billingRouter = createRouter()
       responses: { 200: jsonResponse(envelope(BillingSchema), 'Updated'), ...errorResponses(401, 403, 422, 429) },
     }),
     async (c) => {
-      const body = c.req.valid('json');
-      const billing = await updateBilling(c.var.db, c.var.caller, {
-        name: body.name,
-        company: body.company,
-        address: body.address,
-        country: body.country,
-        vatId: body.vat_id,
-      });
+      const billing = await updateBilling(c.var.db, c.var.caller, billingFromBody(c.req.valid('json')));
       return c.json(ok(presentBilling(billing), 'Billing details updated.'), 200);
     },
   );

@@ -4,6 +4,7 @@ import type { Db } from '../../db/client';
 import { billingDetails, invoicingSettings, type BillingDetailsRow, type InvoicingSettingsRow } from '../../db/schema';
 import { unauthorized } from '../../lib/errors';
 import { isoNow } from '../../lib/time';
+import type { BillingInput, InvoicingSettingsInput } from '../../schemas/documents';
 import { auditEntry, writeAsActor, type Actor } from '../accounts/audit-log';
 import { writeAs, type Caller, type Query } from '../caller';
 
@@ -28,6 +29,25 @@ export interface BillingDetails {
   country: string | null;
   vatId: string | null;
 }
+
+/** The settings from a valid request body (the admin API's and the console's form). */
+export const settingsFromBody = (body: InvoicingSettingsInput): InvoicingSettings => ({
+  legalName: body.legal_name,
+  address: body.address,
+  country: body.country,
+  taxId: body.tax_id,
+  taxMode: body.tax_mode,
+  vatRates: body.vat_rates,
+});
+
+/** The billing details from a valid request body (the API's and the profile page's form). */
+export const billingFromBody = (body: BillingInput): BillingDetails => ({
+  name: body.name,
+  company: body.company,
+  address: body.address,
+  country: body.country,
+  vatId: body.vat_id,
+});
 
 const fromSettingsRow = (row: InvoicingSettingsRow): InvoicingSettings => ({
   legalName: row.legalName,
