@@ -256,6 +256,15 @@ describe('a credit note for every refund, naming the invoice it corrects, at its
     await expectAuditClean();
   });
 
+  it("the operator's cancel (console)", async () => {
+    const { user, order, invoice } = await orderWithInvoice();
+    const operator = await newOperator();
+    const res = await visit(`/dashboard/console/orders/${order.id}/cancel`, { cookie: operator.cookie, form: { idempotency_key: crypto.randomUUID() } });
+    expect(res.status, res.text.slice(0, 300)).toBe(303);
+    expect(await creditNotes(user)).toEqual([expect.objectContaining({ corrects: invoice.number, total_amount: 12, tax_rate: 19, tax_amount: 1.92 })]);
+    await expectAuditClean();
+  });
+
   it("an operator's refund, part of the order", async () => {
     const { user, order, invoice } = await orderWithInvoice();
     const res = await call(`/admin/orders/${order.id}/refund`, { admin: true, body: { amount: 2.5, reason: 'goodwill' } });
