@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { DOCUMENT_TYPES } from '../db/schema';
 import { PaginationQuery } from '../lib/pagination';
-import { humanLine, usdAmount } from '../lib/validation';
+import { humanLine, optionalIdQuery, usdAmount } from '../lib/validation';
 
 // Request schemas of documents for the books: the seller's invoicing settings, the buyer's billing details, the
 // document lists. One home for the API and the pages (dashboard and console).
@@ -36,9 +36,6 @@ export const InvoicingSettingsBody = z
       .default({})
       .refine((rates) => Object.keys(rates).length <= 60, 'vat_rates may have at most 60 countries')
       .openapi({ description: 'rate in percent by buyer country (ISO alpha-2)', example: { DE: 19, FR: 20 } }),
-  })
-  .superRefine((body, ctx) => {
-    if (body.tax_mode === 'vat' && body.country === null) ctx.addIssue({ code: 'custom', path: ['country'], message: 'country is required when tax_mode is vat' });
   });
 export type InvoicingSettingsInput = z.output<typeof InvoicingSettingsBody>;
 
@@ -56,10 +53,5 @@ export const DocumentsQuery = PaginationQuery.extend({
 });
 
 export const AdminDocumentsQuery = DocumentsQuery.extend({
-  user_id: z
-    .string()
-    .regex(/^[1-9]\d{0,14}$/, 'user_id must be a positive integer')
-    .transform(Number)
-    .optional()
-    .openapi({ type: 'integer', minimum: 1 }),
+  user_id: optionalIdQuery('user_id'),
 });
