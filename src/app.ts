@@ -28,6 +28,8 @@ import { adminBlocklistRouter } from './routes/admin/blocklist';
 import { adminClaimsRouter } from './routes/admin/claims';
 import { adminHoldsRouter } from './routes/admin/holds';
 import { adminRefundsRouter } from './routes/admin/refunds';
+import { adminDocumentsRouter } from './routes/admin/documents';
+import { billingRouter, documentsRouter } from './routes/documents/documents';
 import { stockRouter } from './routes/catalogue/stock';
 import { productImagesRouter } from './routes/admin/product-images';
 import { registerStorefrontDocs, storefrontRouter } from './dashboard/storefront';
@@ -59,7 +61,7 @@ export function createApp() {
   app.use(`${API_PREFIX}/*`, d1Session);
   // `/x/*` also matches `/x` itself in Hono, so this covers POST /orders and GET/POST /api-keys too. Registering the
   // bare paths as well ran the middleware twice there: two key lookups and two rate-limit counts per request.
-  for (const path of ['/api-keys', '/user', '/orders', '/wallet', '/events', '/webhook-endpoints', '/test']) app.use(`${API_PREFIX}${path}/*`, requireApiKey);
+  for (const path of ['/api-keys', '/user', '/orders', '/wallet', '/events', '/webhook-endpoints', '/test', '/documents']) app.use(`${API_PREFIX}${path}/*`, requireApiKey);
   app.use(`${API_PREFIX}/admin/*`, requireAdmin);
   // An operator's change to the catalogue refreshes the test-mode sandbox's copy after its response.
   app.use(`${API_PREFIX}/admin/*`, refreshSandboxAfterCatalogueChange);
@@ -97,6 +99,9 @@ export function createApp() {
     .route(`${API_PREFIX}/admin`, adminRefundsRouter)
     .route(`${API_PREFIX}/admin`, adminHoldsRouter)
     .route(`${API_PREFIX}/admin`, adminBlocklistRouter)
+    .route(`${API_PREFIX}/admin`, adminDocumentsRouter)
+    .route(`${API_PREFIX}/documents`, documentsRouter)
+    .route(`${API_PREFIX}/user`, billingRouter)
     .route(`${API_PREFIX}/test`, testModeRouter);
   app.route('/test/pay', testPayRouter);
   app.route('/pay', createCheckoutRouter((request, env, ctx) => app.fetch(request, env, ctx)));

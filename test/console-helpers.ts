@@ -61,6 +61,9 @@ export const CONSOLE_PAGES: Array<[string, (f: Fixtures) => string]> = [
   ['Refund confirmation', (f) => `/dashboard/console/orders/${f.orderId}/refund/confirm?amount=0.5&reason=x`],
   ['Put on hold confirmation', (f) => `/dashboard/console/users/${f.buyer.id}/hold/confirm?reason=x`],
   ['Lift hold confirmation', (f) => `/dashboard/console/users/${f.buyer.id}/hold/lift/confirm`],
+  ['documents', (f) => `/dashboard/console/documents?type=invoice&user_id=${f.buyer.id}&from=2020-01-01`],
+  ['invoicing', () => '/dashboard/console/invoicing'],
+  ['documents CSV', () => '/dashboard/console/exports/documents.csv?from=2020-01-01'],
 ];
 
 export const CONSOLE_POSTS: Array<[string, (f: Fixtures) => [string, Record<string, string>]]> = [
@@ -81,5 +84,6 @@ export const CONSOLE_POSTS: Array<[string, (f: Fixtures) => [string, Record<stri
   ['Put on hold', (f) => [`/dashboard/console/users/${f.buyer.id}/hold`, { reason: 'sneaky' }]],
   ['Lift hold', (f) => [`/dashboard/console/users/${f.buyer.id}/hold/lift`, {}]],
   ['Add blocklist rule', () => ['/dashboard/console/blocklist', { type: 'email', value: `${unique('sneaky')}@example.com` }]],
+  ['Save invoicing settings', () => ['/dashboard/console/invoicing', { legal_name: 'Sneaky Ltd', tax_mode: 'none' }]],
 ];
 

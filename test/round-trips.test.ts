@@ -28,6 +28,8 @@ interface Fixtures {
   orderId: number;
   depositId: number;
   spareKeyId: number;
+  /** The order's invoice. */
+  documentId: number;
 }
 
 async function fixtures(user: TestUser): Promise<Fixtures> {
@@ -35,7 +37,8 @@ async function fixtures(user: TestUser): Promise<Fixtures> {
   const order = await buy(user, product.id, 1);
   const deposit = await newDeposit(user);
   const spare = await call('/api-keys', { key: user.key, body: { name: 'spare' } });
-  return { productId: product.id, orderId: order.json.data.id, depositId: deposit.deposit_id, spareKeyId: spare.json.data.id };
+  const [invoice] = (await call('/documents?type=invoice', { key: user.key })).json.data;
+  return { productId: product.id, orderId: order.json.data.id, depositId: deposit.deposit_id, spareKeyId: spare.json.data.id, documentId: invoice.id };
 }
 
 const GET = (path: string) => (user: TestUser): [string, CallOptions] => [path, { key: user.key }];
@@ -63,6 +66,11 @@ const cases: Case[] = [
     request: (u, f) => [`/orders/${f.orderId}/export`, { key: u.key }],
   },
   { name: 'GET /api-keys', expectStatus: 200, trips: 1, toPrimary: 0, request: GET('/api-keys') },
+  { name: 'GET /documents', expectStatus: 200, trips: 1, toPrimary: 0, request: GET('/documents?type=invoice') },
+  { name: 'GET /documents/{id}', expectStatus: 200, trips: 1, toPrimary: 0, request: (u, f) => [`/documents/${f.documentId}`, { key: u.key }] },
+  { name: 'GET /documents/{id}/html', expectStatus: 200, trips: 1, toPrimary: 0, request: (u, f) => [`/documents/${f.documentId}/html`, { key: u.key }] },
+  { name: 'GET /user/billing', expectStatus: 200, trips: 1, toPrimary: 0, request: GET('/user/billing') },
+  { name: 'PUT /user/billing', expectStatus: 200, trips: 1, toPrimary: 1, request: (u) => ['/user/billing', { key: u.key, method: 'PUT', body: { name: 'Billed', country: 'DE' } }] },
   {
     name: 'POST /orders',
     expectStatus: 201,
@@ -394,7 +402,8 @@ describe('D1 round trips of the operator console and its JSON twin', () => {
     const paths = ['/admin/users', `/admin/users/${user.id}`, '/admin/orders', `/admin/orders/${order.id}`, `/admin/orders?q=${order.order_number}`,
       '/admin/products', '/admin/deposits', '/admin/stats/sales', '/admin/audit-log', `/admin/emails?to=${encodeURIComponent(user.email)}`, '/admin/coupons',
       `/admin/orders?q=demo&from=2020-01-01&to=2099-12-31`, '/admin/deposits?from=2020-01-01', '/admin/audit-log?to=2099-12-31', '/admin/gateways',
-      '/admin/exports/orders.csv', '/admin/exports/deposits.csv', '/admin/exports/transactions.csv?from=2020-01-01'];
+      '/admin/exports/orders.csv', '/admin/exports/deposits.csv', '/admin/exports/transactions.csv?from=2020-01-01', '/admin/documents',
+      '/admin/settings/invoicing', '/admin/exports/documents.csv?from=2020-01-01'];
     for (const path of paths) {
       const { status, trips } = await measure(path, { admin: true });
       expect(status, path).toBe(200);
@@ -419,6 +428,11 @@ describe('D1 round trips of the operator console and its JSON twin', () => {
     expect(bought.status).toBe(201);
     expect(bought.trips.length).toBe(1);
     expect(bought.trips.filter((trip) => trip.toPrimary).length).toBe(1);
+  });
+
+  it("the seller's invoicing settings: the write one round trip", async () => {
+    const res = await measure('/admin/settings/invoicing', { admin: true, method: 'PUT', body: { legal_name: 'Round Trip Ltd', tax_mode: 'none' } });
+    expect([res.status, res.trips.length]).toEqual([200, 1]);
   });
 
   it('every console page: one round trip, the operator proof inside it', async () => {

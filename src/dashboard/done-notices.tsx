@@ -26,6 +26,8 @@ const DONE = {
   item_not_deleted: 'Nothing was deleted: that item was sold or deleted meanwhile.',
   password_reset: 'Your new password is set and your other sessions were signed out: sign in with it.',
   profile_saved: 'Profile saved.',
+  billing_saved: 'Billing details saved: your next documents name them.',
+  invoicing_saved: 'Invoicing settings saved: documents issued from now on use them.',
   claim_replaced: 'Item replaced: the buyer sees the new item in the order and was emailed.',
   claim_refunded: "Item refunded: its share of the order is credited to the buyer's wallet, once.",
   claim_rejected: 'Claim rejected: the buyer was emailed your note.',

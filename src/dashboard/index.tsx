@@ -15,6 +15,7 @@ import { resetPasswordPages } from './reset-password';
 import { forgotPasswordPages } from './forgot-password';
 import { verifyEmailPages } from './verify-email';
 import { consolePages } from './console';
+import { documentsPages } from './documents';
 import { shopPages } from './shop';
 import { walletPages } from './wallet';
 
@@ -100,6 +101,6 @@ export function createDashboardRouter(fallback: ErrorHandler<AppEnv>) {
       ? errorPage(c, 503, 'The service is briefly unavailable and nothing was changed. Please try again in a moment.')
       : errorPage(c, 500, `Something went wrong on our side. If it keeps happening, quote request ${c.get('requestId')}.`);
   });
-  for (const pages of [authPages, forgotPasswordPages, verifyEmailPages, resetPasswordPages, overviewPage, keysPages, walletPages, ordersPages, shopPages, profilePages, ...consolePages]) router.route('/', pages);
+  for (const pages of [authPages, forgotPasswordPages, verifyEmailPages, resetPasswordPages, overviewPage, keysPages, walletPages, ordersPages, documentsPages, shopPages, profilePages, ...consolePages]) router.route('/', pages);
   return router;
 }

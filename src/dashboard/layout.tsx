@@ -14,6 +14,7 @@ const SECTIONS = [
   ['/dashboard/shop', 'Shop'],
   ['/dashboard/orders', 'Orders'],
   ['/dashboard/wallet', 'Wallet'],
+  ['/dashboard/documents', 'Documents'],
   ['/dashboard/keys', 'API keys'],
   ['/dashboard/profile', 'Profile'],
 ] as const;
@@ -27,6 +28,8 @@ const CONSOLE_SECTIONS = [
   ['/dashboard/console/claims', 'Claims'],
   ['/dashboard/console/users', 'Users'],
   ['/dashboard/console/deposits', 'Deposits'],
+  ['/dashboard/console/documents', 'Documents'],
+  ['/dashboard/console/invoicing', 'Invoicing'],
   ['/dashboard/console/payments', 'Payments'],
   ['/dashboard/console/revoked-items', 'Revoked items'],
   ['/dashboard/console/blocklist', 'Blocklist'],

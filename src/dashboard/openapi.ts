@@ -184,7 +184,22 @@ const PAGES: Entry[] = [
     statuses: [303, 400, 403, 404, 409, 422],
     fields: ['product_id', 'quantity', 'expected_total', 'idempotency_key'],
   },
-  { method: 'get', path: '/dashboard/profile', summary: 'Profile and password', statuses: [200, 303] },
+  { method: 'get', path: '/dashboard/profile', summary: 'Profile, billing details and password', statuses: [200, 303] },
+  {
+    method: 'post',
+    path: '/dashboard/billing',
+    summary: 'Save the billing details (PUT /user/billing), then 303 to the profile with a notice',
+    statuses: [303, 403, 422],
+    fields: ['name', 'company', 'address', 'country', 'vat_id'],
+  },
+  {
+    method: 'get',
+    path: '/dashboard/documents',
+    summary: 'Invoices, receipts and credit notes, newest first (`type` filters)',
+    statuses: [200, 303, 422],
+    query: z.object({ page: pageNumber, type: z.enum(['invoice', 'receipt', 'credit_note']).optional() }),
+  },
+  { method: 'get', path: '/dashboard/documents/{id}', summary: 'A document as a page that prints to PDF (A4)', statuses: [200, 303, 404] },
   {
     method: 'post',
     path: '/dashboard/profile',
@@ -434,6 +449,22 @@ const PAGES: Entry[] = [
     statuses: [200, 303, 404, 422],
     query: z.object(dayRange),
     ok: { 'text/csv': { schema: { type: 'string' } } },
+  },
+  {
+    method: 'get',
+    path: '/dashboard/console/documents',
+    summary: 'Every document, newest first (type, buyer, UTC days), with the Export CSV link',
+    statuses: [200, 303, 404, 422],
+    query: z.object({ ...dayRange, page: pageNumber, type: z.enum(['invoice', 'receipt', 'credit_note']).optional(), user_id: z.string().optional() }),
+  },
+  { method: 'get', path: '/dashboard/console/documents/{id}', summary: 'Any document as a page that prints to PDF (A4)', statuses: [200, 303, 404] },
+  { method: 'get', path: '/dashboard/console/invoicing', summary: "The seller's invoicing settings and their form", statuses: [200, 303, 404] },
+  {
+    method: 'post',
+    path: '/dashboard/console/invoicing',
+    summary: 'Save the invoicing settings (PUT /admin/settings/invoicing), then 303 with a notice',
+    statuses: [303, 403, 404, 422],
+    fields: ['legal_name', 'address', 'country', 'tax_id', 'tax_mode', 'vat_rates'],
   },
 ];
 

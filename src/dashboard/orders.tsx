@@ -1,4 +1,5 @@
 import { Hono, type Context } from 'hono';
+import { DocumentsTable } from './documents';
 import { readConfig, type AppEnv } from '../env';
 import { PaginationQuery } from '../lib/pagination';
 import { requireSession } from '../middleware/session';
@@ -56,7 +57,7 @@ async function cancelConfirmation(c: Context<AppEnv>, orderId: number) {
 export const orderPath = (orderId: number, notice?: NoticeName) => `/dashboard/orders/${orderId}${notice ? `?notice=${notice}` : ''}`;
 
 async function orderPage(c: Context<AppEnv>, orderId: number, problem?: FormProblem) {
-  const { order, stockItems, claims = [], warrantyHours = 0 } = await getOrder(c.var.db, c.var.caller, orderId);
+  const { order, stockItems, claims = [], warrantyHours = 0, documents = [] } = await getOrder(c.var.db, c.var.caller, orderId, { withDocuments: true });
   const noticeName = problem ? undefined : c.req.query('notice');
   // "reported" is said only of an order with an open claim: a crafted link states nothing false.
   const reported = noticeName === 'reported' && claims.some((claim) => claim.status === 'open');
@@ -92,6 +93,8 @@ async function orderPage(c: Context<AppEnv>, orderId: number, problem?: FormProb
               Export items as text
             </a>
           </p>
+          <h2>Documents</h2>
+          <DocumentsTable rows={documents} caption="This order's invoice and credit notes" />
         </>
       ),
     },

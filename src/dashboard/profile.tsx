@@ -4,8 +4,11 @@ import { emailChangeThrottle, passwordCheckThrottle } from '../middleware/rate-l
 import { mailFor } from '../middleware/send-emails';
 import { currentSessionHash, requireSession } from '../middleware/session';
 import { ChangePasswordBody, UpdateProfileBody } from '../schemas/users';
-import { changePassword, getProfile, updateProfile } from '../services/accounts/users';
-import { Alert, Checkbox, Field, When } from './components';
+import { BillingBody } from '../schemas/documents';
+import { changePassword, profileQuery, updateProfile } from '../services/accounts/users';
+import { queryAs } from '../services/caller';
+import { billingFromBody, billingQuery, updateBilling } from '../services/documents/settings';
+import { Alert, Checkbox, Field, TextArea, When } from './components';
 import { formHandler, parseForm, sameOriginForm, type FormFields, type FormProblem } from './forms';
 import { withDone } from './done-notices';
 import { page } from './layout';
@@ -14,14 +17,19 @@ import { page } from './layout';
 // password here keeps this session and ends every other one (the API's route ends them all).
 
 interface ProfileView {
-  form?: 'profile' | 'password';
+  form?: 'profile' | 'password' | 'billing';
   values?: FormFields;
   problem?: FormProblem;
 }
 
 async function profilePage(c: Context<AppEnv>, { form, values, problem }: ProfileView, status: 200 | FormProblem['status'] = 200) {
-  const profile = await getProfile(c.var.db, c.var.caller);
+  const [profile, billing] = await queryAs(c.var.db, c.var.caller, [profileQuery(c.var.caller), billingQuery(c.var.caller)]);
   const profileProblem = form === 'profile' ? problem : undefined;
+  const billingProblem = form === 'billing' ? problem : undefined;
+  const billingShown =
+    form === 'billing' && values
+      ? values
+      : { name: billing.name, company: billing.company ?? '', address: billing.address.join('\n'), country: billing.country ?? '', vat_id: billing.vatId ?? '' };
   const passwordProblem = form === 'password' ? problem : undefined;
   const shown = form === 'profile' && values ? values : { name: profile.name, email: profile.email, email_receipts: profile.emailReceipts ? 'on' : '' };
   return page(
@@ -52,6 +60,22 @@ async function profilePage(c: Context<AppEnv>, { form, values, problem }: Profil
               <Field name="current_password" label="Current password" type="password" idPrefix="profile" problem={profileProblem} autocomplete="current-password" />
               <Checkbox name="email_receipts" label="Email me receipts" checked={shown.email_receipts === 'on'} />
               <button type="submit">Save profile</button>
+            </form>
+          </section>
+          <section class="card narrow" aria-labelledby="billing-heading">
+            <h2 id="billing-heading">Billing details</h2>
+            <p class="muted">
+              Named on your invoices, receipts and credit notes from now on (documents already issued keep the details of their day). A
+              VAT id in another country than the shop's means reverse charge.
+            </p>
+            <Alert problem={billingProblem} />
+            <form method="post" action="/dashboard/billing">
+              <Field name="name" label="Name" idPrefix="billing" value={billingShown.name} problem={billingProblem} autocomplete="name" required maxlength={200} />
+              <Field name="company" label="Company (optional)" idPrefix="billing" value={billingShown.company} problem={billingProblem} autocomplete="organization" maxlength={200} />
+              <TextArea name="address" label="Address (one line each, at most 6)" idPrefix="billing" rows={4} value={billingShown.address} problem={billingProblem} />
+              <Field name="country" label="Country (ISO code, e.g. DE)" idPrefix="billing" value={billingShown.country} problem={billingProblem} maxlength={2} />
+              <Field name="vat_id" label="VAT id (optional)" idPrefix="billing" value={billingShown.vat_id} problem={billingProblem} maxlength={50} />
+              <button type="submit">Save billing details</button>
             </form>
           </section>
           <section class="card narrow" aria-labelledby="password-heading">
@@ -94,6 +118,22 @@ export const profilePages = new Hono<AppEnv>()
         return c.redirect(withDone('/dashboard/profile', 'profile_saved'), 303);
       },
       (c, fields, problem) => profilePage(c, { form: 'profile', values: fields, problem }, problem.status),
+    ),
+  )
+  .post(
+    '/billing',
+    sameOriginForm,
+    requireSession,
+    formHandler(
+      async (c, fields) => {
+        const blankIsNull = (value: string | undefined) => (value === undefined || value.trim() === '' ? null : value);
+        const address = (fields.address ?? '').split(/\r?\n/).filter((line) => line.trim() !== '');
+        const country = blankIsNull(fields.country)?.trim().toUpperCase() ?? null;
+        const body = parseForm(BillingBody, { name: fields.name, company: blankIsNull(fields.company), address, country, vat_id: blankIsNull(fields.vat_id) });
+        await updateBilling(c.var.db, c.var.caller, billingFromBody(body));
+        return c.redirect(withDone('/dashboard/profile', 'billing_saved'), 303);
+      },
+      (c, fields, problem) => profilePage(c, { form: 'billing', values: fields, problem }, problem.status),
     ),
   )
   .post(

@@ -210,6 +210,8 @@ export const deposits = sqliteTable(
     /** The order bought when the deposit was credited, or the error code that refused it. */
     orderId: integer('order_id').references(() => orders.id),
     orderError: text('order_error'),
+    /** The request's Cloudflare country when the deposit was made: evidence on its receipt and its order's invoice. */
+    ipCountry: text('ip_country'),
   },
   (t) => [
     uniqueIndex('deposits_reference_unique').on(t.reference),
@@ -440,6 +442,7 @@ export const AUDIT_ACTIONS = [
   'user.released',
   'blocklist.added',
   'blocklist.removed',
+  'settings.invoicing_updated',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 export const auditActions = sqliteTable('audit_actions', { action: text('action').primaryKey() });
@@ -679,3 +682,82 @@ export const blocklist = sqliteTable(
   ],
 );
 export type BlockRuleRow = typeof blocklist.$inferSelect;
+
+/** The owner's invoicing settings: one row (migrations/0032_documents.sql). */
+export const invoicingSettings = sqliteTable('invoicing_settings', {
+  id: integer('id').primaryKey(),
+  legalName: text('legal_name').notNull().default(''),
+  /** JSON array of lines. */
+  address: text('address').notNull().default('[]'),
+  country: text('country'),
+  taxId: text('tax_id'),
+  taxMode: text('tax_mode', { enum: ['none', 'vat'] }).notNull().default('none'),
+  /** JSON object: ISO country -> rate in basis points (percent x 100). */
+  vatRates: text('vat_rates').notNull().default('{}'),
+  updatedAt: text('updated_at').notNull(),
+});
+export type InvoicingSettingsRow = typeof invoicingSettings.$inferSelect;
+
+/** A buyer's billing details, named on the documents issued to them. */
+export const billingDetails = sqliteTable('billing_details', {
+  userId: integer('user_id').primaryKey().references(() => users.id),
+  name: text('name').notNull(),
+  company: text('company'),
+  /** JSON array of lines. */
+  address: text('address').notNull().default('[]'),
+  country: text('country'),
+  vatId: text('vat_id'),
+  updatedAt: text('updated_at').notNull(),
+});
+export type BillingDetailsRow = typeof billingDetails.$inferSelect;
+
+export const DOCUMENT_TYPES = ['invoice', 'receipt', 'credit_note'] as const;
+export type DocumentType = (typeof DOCUMENT_TYPES)[number];
+
+/** Per document type: the numbers test mode's reset deleted (never given again), and when documents began. */
+export const documentSequences = sqliteTable('document_sequences', {
+  type: text('type', { enum: DOCUMENT_TYPES }).primaryKey(),
+  deletedUpTo: integer('deleted_up_to').notNull().default(0),
+  startedAt: text('started_at').notNull(),
+});
+
+/** Invoices, receipts and credit notes: never changed once issued (src/services/documents/). */
+export const documents = sqliteTable(
+  'documents',
+  {
+    id: integer('id').primaryKey(),
+    type: text('type', { enum: DOCUMENT_TYPES }).notNull(),
+    sequence: integer('sequence').notNull(),
+    number: text('number').notNull(),
+    userId: integer('user_id').notNull().references(() => users.id),
+    /** The document's position among its user's documents (all types; its type): a list's total is their max. */
+    userSeq: integer('user_seq').notNull(),
+    userTypeSeq: integer('user_type_seq').notNull(),
+    walletTransactionId: integer('wallet_transaction_id').notNull().references(() => walletTransactions.id),
+    orderId: integer('order_id').references(() => orders.id),
+    depositId: integer('deposit_id').references(() => deposits.id),
+    correctsId: integer('corrects_id').references((): AnySQLiteColumn => documents.id),
+    /** JSON snapshots of the day of issue. */
+    seller: text('seller').notNull(),
+    buyer: text('buyer').notNull(),
+    lines: text('lines').notNull(),
+    netAmountCents: integer('net_amount_cents').notNull(),
+    taxRateBp: integer('tax_rate_bp').notNull(),
+    taxAmountCents: integer('tax_amount_cents').notNull(),
+    totalAmountCents: integer('total_amount_cents').notNull(),
+    taxNote: text('tax_note'),
+    billingCountry: text('billing_country'),
+    ipCountry: text('ip_country'),
+    issuedAt: text('issued_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('documents_type_sequence').on(t.type, t.sequence),
+    uniqueIndex('documents_one_per_movement').on(t.walletTransactionId),
+    uniqueIndex('documents_user_seq').on(t.userId, t.userSeq),
+    uniqueIndex('documents_user_type_seq').on(t.userId, t.type, t.userTypeSeq),
+    uniqueIndex('documents_one_invoice_per_order').on(t.orderId).where(sql`type = 'invoice'`),
+    index('documents_order').on(t.orderId, t.id).where(sql`order_id IS NOT NULL`),
+    index('documents_issued').on(t.issuedAt, t.id),
+  ],
+);
+export type DocumentRow = typeof documents.$inferSelect;

@@ -8,7 +8,7 @@ import { hashPassword, verifyPassword } from '../../lib/crypto';
 import { fieldError } from '../../lib/errors';
 import { isoNow } from '../../lib/time';
 import { insertKeyUnderLimit, issueKey } from './keys';
-import { readAs, writeAs, type Caller } from '../caller';
+import { queryAs, readAs, writeAs, type Caller, type Query } from '../caller';
 import type { RequestPlace } from '../../lib/place';
 import { matchingRulesForEmail, matchingRulesForEmailChange, refuseIfBlocked } from './blocklist';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from '../idempotency';
@@ -142,9 +142,15 @@ export async function signUp(
   }
 }
 
+/** The caller's profile as a query (a page reads more in the same batch: the profile page's billing details). */
+export const profileQuery = (caller: Caller): Query<UserProfile> => ({
+  reads: [profileOf(caller.userId)],
+  parse: ([user]) => rowsOf<UserProfile>(user)[0],
+});
+
 export async function getProfile(d1: Db, caller: Caller): Promise<UserProfile> {
-  const [user] = await readAs(d1, caller, [profileOf(caller.userId)]);
-  return rowsOf<UserProfile>(user)[0];
+  const [profile] = await queryAs(d1, caller, [profileQuery(caller)]);
+  return profile;
 }
 
 /** The limits a profile change may meet: email changes, and checks of the current password (shared with changePassword). */

@@ -16,7 +16,7 @@ import { buyerColumns } from './users';
 
 export const EXPORT_MAX_ROWS = 50_000;
 
-export const EXPORTS = ['orders', 'deposits', 'transactions'] as const;
+export const EXPORTS = ['orders', 'deposits', 'transactions', 'documents'] as const;
 export type ExportName = (typeof EXPORTS)[number];
 
 interface ExportSpec {
@@ -31,6 +31,21 @@ const cents = (value: unknown) => csvMoney(value as number);
 const text = (value: unknown) => (value ?? null) as CsvValue;
 
 const SPECS: Record<ExportName, ExportSpec> = {
+  // The books' documents (src/services/documents/): one row each, numbers and amounts as issued.
+  documents: {
+    header: ['number', 'type', 'issued_at', 'corrects', 'user_id', 'buyer_name', 'buyer_company', 'buyer_country', 'buyer_vat_id', 'order_id',
+      'deposit_id', 'net_amount', 'tax_rate', 'tax_amount', 'total_amount', 'currency', 'tax_note', 'billing_country', 'ip_country'],
+    select: (range) => sql`SELECT number, type, issued_at AS created_at, (SELECT c.number FROM documents c WHERE c.id = documents.corrects_id) AS corrects,
+                                  user_id, json_extract(buyer, '$.name') AS buyer_name, json_extract(buyer, '$.company') AS buyer_company,
+                                  json_extract(buyer, '$.country') AS buyer_country, json_extract(buyer, '$.vat_id') AS buyer_vat_id, order_id, deposit_id,
+                                  net_amount_cents, tax_rate_bp, tax_amount_cents, total_amount_cents, tax_note, billing_country, ip_country, id
+                           FROM documents ${where(withinDays(sql`issued_at`, range))}`,
+    row: (r) => [
+      text(r.number), text(r.type), text(r.created_at), text(r.corrects), text(r.user_id), text(r.buyer_name), text(r.buyer_company),
+      text(r.buyer_country), text(r.buyer_vat_id), text(r.order_id), text(r.deposit_id), cents(r.net_amount_cents), cents(r.tax_rate_bp),
+      cents(r.tax_amount_cents), cents(r.total_amount_cents), 'USD', text(r.tax_note), text(r.billing_country), text(r.ip_country),
+    ],
+  },
   orders: {
     // The price columns came later: appended, so a reader that goes by position keeps working.
     header: ['order_number', 'created_at', 'status', 'user_id', 'user_name', 'user_email', 'product_id', 'product_name', 'quantity', 'unit_price',

@@ -119,6 +119,27 @@ export const AUDIT_CHECKS: AuditCheck[] = [
           WHERE (t.order_id IS NOT NULL AND o.user_id <> t.user_id) OR (t.deposit_id IS NOT NULL AND d.user_id <> t.user_id)`,
   },
   {
+    // Documents for the books (docs/documents.md): since their migration, every order (its purchase row), credited
+    // deposit and refund has exactly one document of its kind, for its amount.
+    name: 'every order has one invoice, every credited deposit one receipt, every refund one credit note, for its amount',
+    key: { column: 'transaction_id', table: 'wallet_transactions' },
+    sql: `SELECT t.id AS transaction_id, t.type, count(d.id) AS documents
+          FROM wallet_transactions t
+          JOIN document_sequences s ON s.type = CASE t.type WHEN 'purchase' THEN 'invoice' WHEN 'deposit' THEN 'receipt' WHEN 'refund' THEN 'credit_note' END
+          LEFT JOIN documents d ON d.wallet_transaction_id = t.id
+          WHERE t.created_at >= s.started_at AND (t.order_id IS NOT NULL OR t.deposit_id IS NOT NULL)
+          GROUP BY t.id
+          HAVING count(d.id) <> 1 OR max(d.type) <> max(s.type) OR max(d.total_amount_cents) <> abs(max(t.amount_cents))
+              OR max(d.order_id) IS NOT max(t.order_id) OR max(d.deposit_id) IS NOT max(t.deposit_id)`,
+  },
+  {
+    name: "each document type's numbers run from 1 (after those test mode's reset deleted) to its highest, none skipped or used twice",
+    sql: `SELECT s.type, count(d.id) AS issued, coalesce(max(d.sequence), 0) AS highest
+          FROM document_sequences s LEFT JOIN documents d ON d.type = s.type
+          GROUP BY s.type
+          HAVING count(d.id) <> coalesce(max(d.sequence), s.deleted_up_to) - s.deleted_up_to OR count(DISTINCT d.sequence) <> count(d.id)`,
+  },
+  {
     // Kept by the triggers of migrations/0030_counts_kept.sql; the lists' totals and the dashboard read them.
     name: 'kept user counts equal the counted ones',
     key: { column: 'user_id', table: 'users' },

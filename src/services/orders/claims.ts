@@ -14,6 +14,7 @@ import { newEmailId } from '../mail/outbox';
 import { SUBJECTS } from '../mail/templates';
 import { eventIdsOf, inOutbox, newEvent, recordEvent, type Publish } from '../events/log';
 import { newOperationId, walletMovement } from '../ledger';
+import { creditNoteStatements } from '../documents/issue';
 import type { Mail } from '../mail/settings';
 
 // Warranty claims. Within its product's `warranty_hours` of the purchase, a buyer reports one delivered item of an
@@ -178,6 +179,7 @@ export async function resolveClaim(d1: Db, actor: Actor, claimId: number, resolu
                                   resolution = 'Refunded ' || printf('%.2f', (SELECT amount_cents FROM wallet_transactions WHERE operation_id = ${key}) / 100.0) || ' USD to the wallet.',
                                   resolution_key = ${key}, resolved_at = ${now}
                 WHERE id = ${claimId} AND status = 'open' AND EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${key})`,
+            ...creditNoteStatements(key, now),
           ]
         : [
             sql`UPDATE claims SET status = 'rejected', resolution = ${resolution.note}, resolution_key = ${key}, resolved_at = ${now}

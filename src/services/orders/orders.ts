@@ -19,6 +19,8 @@ import { lowStockAlert } from '../mail/alerts';
 import type { Mail } from '../mail/settings';
 import { allOf, firstFailing, pricedPurchase, purchaseRefusal, redeemCoupon, sellableGuards, type PricedPurchase, type PurchaseGuard } from '../catalogue/pricing';
 import { overSpendLimit, spendLimitState, withinSpendLimit } from '../accounts/spend-limits';
+import { creditNoteStatements, invoiceIssue, issueDocuments, type DocumentIssue } from '../documents/issue';
+import { orderDocumentsQuery, type DocumentWithCorrects } from '../documents/documents';
 import { keptTotal } from '../accounts/counts';
 
 export interface OrderWithItems {
@@ -27,6 +29,8 @@ export interface OrderWithItems {
   /** The order's warranty claims and its product's warranty in hours (read by getOrder). */
   claims?: ClaimRow[];
   warrantyHours?: number;
+  /** The order's invoice and credit notes (read by getOrder when asked: the dashboard's order page). */
+  documents?: DocumentWithCorrects[];
 }
 
 const newOrderNumber = (now: string) => `ORD-${now.slice(0, 10).replaceAll('-', '')}-${randomBase62(10).toUpperCase()}`;
@@ -54,6 +58,10 @@ export interface PurchaseOptions extends CatalogueChange {
   alsoRequire?: PurchaseGuard[];
   /** Rules named before every other when they fail (a deposit's order: its key still live, paid before expiry). */
   requireFirst?: PurchaseGuard[];
+  /** The buyer's request's Cloudflare country for the invoice's evidence (default: the caller's place). */
+  ipCountry?: SQL;
+  /** Documents of other types issued by the same two statements as the order's invoice (a credit's receipt). */
+  alsoIssue?: DocumentIssue[];
 }
 
 /** What the purchase's batch did, from its reads: the order bought, or the refusal that explains why not. */
@@ -117,6 +125,7 @@ export function purchaseStatements(caller: Caller, request: PurchaseRequest, opt
 
   const soldOut = newCatalogueEvent('product.unavailable', now, origin);
   const spendReads = spendLimitState(caller, now);
+  const operationId = newOperationId();
   const writes = [
     sql`
       INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, list_unit_price_cents, unit_price_cents,
@@ -128,7 +137,7 @@ export function purchaseStatements(caller: Caller, request: PurchaseRequest, opt
     ...walletMovement({
       userId: caller.userId,
       type: 'purchase',
-      operationId: newOperationId(),
+      operationId,
       now,
       source: sql`
         SELECT -o.total_amount_cents AS amount, 'Purchase ' || o.order_number || ': ' || o.quantity || ' x ' || o.product_name AS description,
@@ -145,6 +154,7 @@ export function purchaseStatements(caller: Caller, request: PurchaseRequest, opt
     // rolls the whole batch back.
     sql`UPDATE orders SET quantity = (SELECT count(*) FROM stock_items WHERE order_id = orders.id) WHERE order_number = ${orderNumber}`,
     redeemCoupon(orderNumber, now),
+    ...issueDocuments([invoiceIssue(operationId, options.ipCountry ?? sql`${caller.place?.country ?? null}`), ...(options.alsoIssue ?? [])], now),
   ];
   const announce = [
     recordEvent(event, orders, sql`order_number = ${orderNumber}`),
@@ -262,6 +272,7 @@ export async function cancelOrder(
       sql`UPDATE claims SET status = 'rejected', resolution = 'The order was cancelled and refunded.', resolved_at = ${now}
           WHERE order_id = ${orderId} AND status = 'open' AND ${refunded}`,
       sql`UPDATE stock_items SET status = 'revoked', revoked_at = ${now} WHERE order_id = ${orderId} AND status = 'sold' AND ${refunded}`,
+      ...creditNoteStatements(operationId, now),
       recordEvent(event, orders, sql`id = ${orderId} AND ${refunded}`),
       ...(claim
         ? recordClaim(
@@ -312,17 +323,19 @@ export async function listOrders(d1: Db, caller: Caller, page: Page) {
   return { rows: rowsOf<OrderRow>(rows), total: rowsOf<{ total: number }>(total)[0].total };
 }
 
-export async function getOrder(d1: Db, caller: Caller, orderId: number): Promise<OrderWithItems> {
-  const [orderResult, items, claimsResult] = await readAs(d1, caller, [
+export async function getOrder(d1: Db, caller: Caller, orderId: number, { withDocuments = false } = {}): Promise<OrderWithItems> {
+  const documents = withDocuments ? orderDocumentsQuery(caller, orderId) : null;
+  const [orderResult, items, claimsResult, ...documentResults] = await readAs(d1, caller, [
     sql`SELECT ${columnsOf(orders)}, (SELECT warranty_hours FROM products p WHERE p.id = orders.product_id) AS warrantyHours
         FROM orders WHERE id = ${orderId} AND user_id = ${caller.userId}`,
     itemsOf(sql`(SELECT id FROM orders WHERE id = ${orderId} AND user_id = ${caller.userId})`),
     orderClaims(caller, orderId),
+    ...(documents?.reads ?? []),
   ]);
   const [found] = rowsOf<OrderRow & { warrantyHours: number }>(orderResult);
   if (!found) throw notFound('Order');
   const { warrantyHours, ...order } = found;
-  return { order, stockItems: contentsOf(items), claims: rowsOf<ClaimRow>(claimsResult), warrantyHours };
+  return { order, stockItems: contentsOf(items), claims: rowsOf<ClaimRow>(claimsResult), warrantyHours, ...(documents && { documents: documents.parse(documentResults) }) };
 }
 
 /** An order's items as a text file, one per line (the API's export, and the dashboard's). */

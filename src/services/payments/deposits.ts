@@ -34,6 +34,7 @@ import { verificationGate } from '../accounts/email-verification';
 import { accountGate } from '../accounts/holds';
 import type { Mail } from '../mail/settings';
 import { paymentAlert } from '../mail/alerts';
+import { issueDocuments, receiptIssue, type DocumentIssue } from '../documents/issue';
 import { keptTotal } from '../accounts/counts';
 
 export interface DepositRequest {
@@ -106,11 +107,11 @@ export async function createDeposit(
   const [created, ...tail] = await writeAs(d1, caller, {
     writes: [
       sql`INSERT INTO deposits (user_id, amount_cents, gateway, crypto_currency, status, expires_at, created_at, updated_at, reference, provider,
-                                order_product_id, order_quantity, order_coupon, order_expected_total_cents, api_key_id)
+                                order_product_id, order_quantity, order_coupon, order_expected_total_cents, api_key_id, ip_country)
           SELECT ${caller.userId}, ${request.amountCents}, ${gateway.name}, ${cryptoCurrency}, 'pending',
                  ${expiresAt}, ${now}, ${now}, ${reference}, ${gateway.provider},
                  ${request.order?.productId ?? null}, ${request.order?.quantity ?? null}, ${request.order?.coupon ?? null},
-                 ${request.order?.expectedTotalCents ?? null}, ${caller.keyId ?? null}
+                 ${request.order?.expectedTotalCents ?? null}, ${caller.keyId ?? null}, ${caller.place?.country ?? null}
           WHERE ${caller.userId} IS NOT NULL AND ${gate.allows} AND ${account.allows}${order ? sql` AND ${order.allows}` : sql``}`,
       sql`UPDATE deposits SET payment_url = ${invoice.paymentUrl}, external_id = ${invoice.externalId} WHERE reference = ${reference}`,
       ...(claim ? recordClaim(caller, claim, sql`SELECT id, ${rowJson(deposits)} AS snapshot FROM deposits WHERE reference = ${reference}`) : []),
@@ -261,9 +262,15 @@ export async function creditDeposit(
   const creditedHere = sql`EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId})`;
   const event = newEvent('deposit.paid', now);
   const unread = isUnread(deposit) ? deposit : null;
+  // The credit's receipt; with an order, issued by the order's own two document statements beside its invoice.
+  const receipt = receiptIssue(operationId);
   // A deposit that pays for an order buys it in this same batch, only when this batch credits it.
-  const order = unread ? orderOfUnreadDeposit(paid, creditedHere, now, publish) : orderOfDeposit(deposit as DepositRow, paid, creditedHere, now, publish, mail);
+  const order = unread
+    ? orderOfUnreadDeposit(paid, creditedHere, now, publish, receipt)
+    : orderOfDeposit(deposit as DepositRow, paid, creditedHere, now, publish, mail, receipt);
   const loggedRead = received ? [loggedEvent(received)] : [];
+  const paidColumns = sql`status = 'paid', paid_at = ${now}, transaction_id = ${transactionId}, updated_at = ${now},
+                           vendor_payment_id = coalesce(${paymentId ?? null}, vendor_payment_id)`;
   const run = (plan: Omit<WritePlan, 'before'>) => (unread ? writeOutcomeAs(d1, unread.caller, plan) : writeAsActor(d1, actor ?? refresh?.actor, plan));
   const results = (
     await run({
@@ -282,16 +289,17 @@ export async function creditDeposit(
             WHERE d.id = ${deposit.id} AND d.status <> 'paid'${unread ? sql` AND ${unread.owned} AND ${unread.enough}` : sql``}
               AND NOT EXISTS (SELECT 1 FROM wallet_transactions t WHERE t.deposit_id = d.id AND t.type = 'deposit')`,
         }),
-        sql`UPDATE deposits SET status = 'paid', paid_at = ${now}, transaction_id = ${transactionId}, updated_at = ${now},
-                                vendor_payment_id = coalesce(${paymentId ?? null}, vendor_payment_id)
-            WHERE id = ${deposit.id} AND ${creditedHere}`,
         ...(order
           ? [
               ...order.writes,
-              sql`UPDATE deposits SET order_id = (SELECT id FROM orders WHERE order_number = ${order.orderNumber}), order_error = ${order.refusalCode}
-                  WHERE id = ${deposit.id} AND order_product_id IS NOT NULL AND ${creditedHere}`,
+              // After the purchase's statements, one UPDATE marks the deposit paid and records its order (or why not):
+              // the receipt rides in the invoice's statement, so the batch is no longer than before documents.
+              sql`UPDATE deposits SET ${paidColumns},
+                                      order_id = CASE WHEN order_product_id IS NOT NULL THEN (SELECT id FROM orders WHERE order_number = ${order.orderNumber}) END,
+                                      order_error = CASE WHEN order_product_id IS NOT NULL THEN ${order.refusalCode} END
+                  WHERE id = ${deposit.id} AND ${creditedHere}`,
             ]
-          : []),
+          : [sql`UPDATE deposits SET ${paidColumns} WHERE id = ${deposit.id} AND ${creditedHere}`, ...issueDocuments([receipt], now)]),
         ...(received
           ? [
               logEvent(
@@ -361,6 +369,7 @@ function orderOfDeposit(
   now: string,
   publish: Publish | undefined,
   mail: Mail | undefined,
+  receipt: DocumentIssue,
 ): PurchaseStatements | null {
   const { orderProductId: productId, orderQuantity: quantity } = deposit;
   if (productId === null || productId === undefined || quantity === null || quantity === undefined) return null;
@@ -369,7 +378,7 @@ function orderOfDeposit(
     proof: sql`SELECT ${deposit.userId} AS userId`,
     ...(deposit.apiKeyId !== null && deposit.apiKeyId !== undefined ? { keyId: sql`${deposit.apiKeyId}` } : {}),
   };
-  return depositPurchase(buyer, { productId, quantity, coupon: deposit.orderCoupon, expectedTotalCents: deposit.orderExpectedTotalCents }, paid, creditedHere, now, publish, mail);
+  return depositPurchase(buyer, { productId, quantity, coupon: deposit.orderCoupon, expectedTotalCents: deposit.orderExpectedTotalCents }, paid, creditedHere, now, publish, mail, receipt);
 }
 
 /**
@@ -379,7 +388,7 @@ function orderOfDeposit(
  * sandbox deposit is always made with a (test) key, whose spend limit applies. The purchase builder binds these
  * fields into its SQL only, so SQL stands in for their values.
  */
-function orderOfUnreadDeposit(paid: DepositPayment, creditedHere: SQL, now: string, publish: Publish | undefined): PurchaseStatements {
+function orderOfUnreadDeposit(paid: DepositPayment, creditedHere: SQL, now: string, publish: Publish | undefined, receipt: DocumentIssue): PurchaseStatements {
   const { depositId } = paid;
   const field = (column: string) => sql`(SELECT ${sql.raw(column)} FROM deposits WHERE id = ${depositId})`;
   const buyer: Caller = { userId: field('user_id'), proof: sql`SELECT ${field('user_id')} AS userId`, keyId: field('api_key_id') };
@@ -398,6 +407,7 @@ function orderOfUnreadDeposit(paid: DepositPayment, creditedHere: SQL, now: stri
     now,
     publish,
     undefined,
+    receipt,
   );
 }
 
@@ -431,6 +441,7 @@ function depositPurchase(
   now: string,
   publish: Publish | undefined,
   mail: Mail | undefined,
+  receipt: DocumentIssue,
 ): PurchaseStatements {
   return purchaseStatements(
     buyer,
@@ -442,6 +453,8 @@ function depositPurchase(
       mail,
       now,
       requireFirst: depositOrderGuards(buyer, paid, now),
+      ipCountry: sql`(SELECT ip_country FROM deposits WHERE id = ${paid.depositId})`,
+      alsoIssue: [receipt],
       alsoRequire: [
         {
           code: 'INSUFFICIENT_STOCK',

@@ -24,6 +24,10 @@ export async function resetSandbox(sandbox: Db, caller: Caller): Promise<{ balan
       sql`DELETE FROM claims WHERE user_id = ${user} OR order_id IN (SELECT id FROM orders WHERE user_id = ${user})`,
       sql`DELETE FROM webhook_deliveries WHERE event_id IN (SELECT id FROM events WHERE user_id = ${user})`,
       sql`DELETE FROM events WHERE user_id = ${user}`,
+      // Documents name the ledger rows, orders and deposits deleted below; their numbers are not given again.
+      sql`UPDATE document_sequences SET deleted_up_to = max(deleted_up_to, coalesce((SELECT max(sequence) FROM documents d WHERE d.type = document_sequences.type), 0))
+          WHERE ${user} IS NOT NULL`,
+      sql`DELETE FROM documents WHERE user_id = ${user}`,
       sql`DELETE FROM wallet_transactions WHERE user_id = ${user}`,
       sql`DELETE FROM stock_items WHERE order_id IN (SELECT id FROM orders WHERE user_id = ${user})`,
       sql`DELETE FROM coupon_redemptions WHERE order_id IN (SELECT id FROM orders WHERE user_id = ${user})`,
