@@ -10,7 +10,8 @@ import type { IdempotencyClaim } from '../idempotency';
 // INSERT ... SELECT in the batch of the change. Their snapshot is the product's public stock entry (plus the
 // previous price for a price change), rendered by src/routes/events/events.ts. The entry's image_url is absolute, as in
 // public stock: the origin of the request that made the change is written into the snapshot, since a delivery (a
-// queue consumer) has no request to take one from.
+// queue consumer) has no request to take one from. Each is about one variant (`data.variant_id`, in the snapshot as
+// `variantId`); the entry is the product's.
 
 export type CatalogueEventType = Extract<EventType, `product.${string}`>;
 
@@ -72,14 +73,16 @@ export const currentColumns: ProductColumns = {
  */
 export function recordCatalogueEvent(
   event: CatalogueEvent,
-  productId: number,
+  productId: number | SQL,
   when: SQL,
   columns: ProductColumns = currentColumns,
   previousPriceCents?: SQL,
+  /** The variant the change is about (its event's `data.variant_id`). */
+  variantId?: SQL,
 ): SQL {
   const snapshot = sql`json_object('productId', p.id, 'productName', ${columns.name}, 'sku', ${columns.sku}, 'stockCount', ${columns.stockCount},
     'priceCents', ${columns.priceCents}, 'cancellable', ${columns.cancellable}, 'category', p.category, 'imageUrl', ${`${event.origin}/media/`} || p.image,
-    'allowedQuantities', p.allowed_quantities, 'warrantyHours', p.warranty_hours, 'volumePrices', ${columns.volumePrices ?? sql`p.volume_prices`}${previousPriceCents ? sql`, 'previousPriceCents', ${previousPriceCents}` : sql``})`;
+    'allowedQuantities', p.allowed_quantities, 'warrantyHours', p.warranty_hours, 'volumePrices', ${columns.volumePrices ?? sql`p.volume_prices`}${variantId ? sql`, 'variantId', ${variantId}` : sql``}${previousPriceCents ? sql`, 'previousPriceCents', ${previousPriceCents}` : sql``})`;
   return sql`
     INSERT INTO events (id, user_id, type, object_id, snapshot, created_at, enqueued_at)
     SELECT ${event.idPrefix} || ${base62Of(sql`w.user_id`)}, w.user_id, ${event.type}, p.id, ${snapshot}, ${event.now}, NULL
