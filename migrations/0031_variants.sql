@@ -25,6 +25,15 @@ CREATE TABLE product_variants (
 CREATE UNIQUE INDEX product_variants_sku_unique ON product_variants (sku);
 CREATE INDEX product_variants_product ON product_variants (product_id, position, id);
 
+-- A product's stock_count is the sum over its active variants: every change of an active variant's count moves the
+-- product's by the same amount inside the same statement, so a purchase's batch (which the deposit credit's carries
+-- too, near D1's 50 statements) decrements the variant alone, as it decremented the product before.
+CREATE TRIGGER product_variants_stock_count AFTER UPDATE OF stock_count ON product_variants
+WHEN NEW.active = 1 AND OLD.active = 1 AND NEW.stock_count <> OLD.stock_count
+BEGIN
+  UPDATE products SET stock_count = stock_count + NEW.stock_count - OLD.stock_count WHERE id = NEW.product_id;
+END;
+
 -- How many of the product's variants are active, kept with them: a product is listed while it is active and has one,
 -- and asks for a variant_id when it has several.
 ALTER TABLE products ADD COLUMN active_variants INTEGER NOT NULL DEFAULT 1 CHECK (active_variants >= 0);

@@ -251,7 +251,7 @@ export const presentStock = (s: StockRow, origin: string) => ({
 
 export const presentStockDetail = (s: StockRow & { description: string | null }, origin: string) => ({ ...presentStock(s, origin), description: s.description });
 /** A catalogue event's object: the product's public stock entry, and on a price change the price before it. */
-export const ProductEventObject = StockEntry.omit({ variants: true }).extend({ previous_price: money(5.99).optional() }).openapi('ProductEventObject');
+export const ProductEventObject = StockEntry.extend({ previous_price: money(5.99).optional() }).openapi('ProductEventObject');
 
 /** Catalogue fields are absent from events written before they existed. */
 const CATALOGUE_DEFAULTS = { category: null, image: null, allowedQuantities: null, volumePrices: null, warrantyHours: 0 };
@@ -265,7 +265,7 @@ export const presentProductEventObject = ({
   imageUrl: absolute,
   ...entry
 }: Partial<StockRow> & { previousPriceCents?: number; imageUrl?: string | null }) => {
-  const { variants: _variants, ...object } = presentStock({ ...CATALOGUE_DEFAULTS, ...entry } as StockRow, '');
+  const object = presentStock({ ...CATALOGUE_DEFAULTS, ...entry } as StockRow, '');
   return {
     ...object,
     image_url: absolute === undefined ? object.image_url : absolute,

@@ -2,6 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { BASE62, randomBase62 } from '../../lib/crypto';
 import type { EventType } from '../../db/schema';
 import type { Publish } from '../events/log';
+import { variantsOf, type VariantOverride } from './stock';
 import type { IdempotencyClaim } from '../idempotency';
 
 // Catalogue events (`product.restocked`, `product.price_changed`, `product.unavailable`) are shop-wide: every user
@@ -57,6 +58,8 @@ export interface ProductColumns {
   cancellable: SQL;
   /** The volume tiers' JSON after the change, when a change sets them (else the row's). */
   volumePrices?: SQL;
+  /** The variant a change not yet written changes, as it will be (the entry's `variants`). */
+  variantAfter?: VariantOverride;
 }
 
 export const currentColumns: ProductColumns = {
@@ -82,7 +85,8 @@ export function recordCatalogueEvent(
 ): SQL {
   const snapshot = sql`json_object('productId', p.id, 'productName', ${columns.name}, 'sku', ${columns.sku}, 'stockCount', ${columns.stockCount},
     'priceCents', ${columns.priceCents}, 'cancellable', ${columns.cancellable}, 'category', p.category, 'imageUrl', ${`${event.origin}/media/`} || p.image,
-    'allowedQuantities', p.allowed_quantities, 'warrantyHours', p.warranty_hours, 'volumePrices', ${columns.volumePrices ?? sql`p.volume_prices`}${variantId ? sql`, 'variantId', ${variantId}` : sql``}${previousPriceCents ? sql`, 'previousPriceCents', ${previousPriceCents}` : sql``})`;
+    'allowedQuantities', p.allowed_quantities, 'warrantyHours', p.warranty_hours, 'volumePrices', ${columns.volumePrices ?? sql`p.volume_prices`},
+    'variants', json(${variantsOf(sql`p.id`, columns.variantAfter)})${variantId ? sql`, 'variantId', ${variantId}` : sql``}${previousPriceCents ? sql`, 'previousPriceCents', ${previousPriceCents}` : sql``})`;
   return sql`
     INSERT INTO events (id, user_id, type, object_id, snapshot, created_at, enqueued_at)
     SELECT ${event.idPrefix} || ${base62Of(sql`w.user_id`)}, w.user_id, ${event.type}, p.id, ${snapshot}, ${event.now}, NULL

@@ -13,7 +13,7 @@ import { auditEntry, jsonDetails, writeAsActor, type Actor } from '../accounts/a
 import { volumePricesOf, volumePricesText, type VolumePrice } from './pricing';
 import { catalogueEventIds, currentColumns, newCatalogueEvent, recordCatalogueEvent, type CatalogueChange, type CatalogueEvent } from './events';
 import { eventIdsOf } from '../events/log';
-import { copyToLeadVariant, hasVariants, leadVariant, packSizesText, skuTaken, standardVariant, syncProduct } from './variants';
+import { copyToLeadVariant, hasVariants, leadVariant, packSizesText, skuTaken, standardVariant } from './variants';
 
 export interface ProductInput {
   name: string;
@@ -138,17 +138,24 @@ function productChangeEvents(productId: number, input: Partial<ProductInput>, no
   const variant = sql`CASE WHEN p.active_variants <= 1 THEN ${leadVariant(sql`p.id`)} END`;
   const changes: Array<[CatalogueEvent, SQL]> = [];
   const tiersAfter = input.volumePrices === undefined ? undefined : volumePricesText(input.volumePrices);
+  // The product's sku and prices are its one variant's: the entry's `variants` show them as the update leaves them.
+  const variantAfter = {
+    variantId: leadVariant(sql`p.id`),
+    sku: input.sku === undefined ? undefined : sql`${input.sku}`,
+    priceCents: input.priceCents === undefined ? undefined : sql`${input.priceCents}`,
+    volumePrices: tiersAfter === undefined ? undefined : sql`${tiersAfter}`,
+  };
   if (input.priceCents !== undefined || tiersAfter !== undefined) {
     // Volume prices are prices too: a change of either tells the subscribers.
     const priceDiffers = input.priceCents === undefined ? sql`0` : sql`p.price_cents <> ${input.priceCents}`;
     const tiersDiffer = tiersAfter === undefined ? sql`0` : sql`p.volume_prices IS NOT ${tiersAfter}`;
     const priceChanged = newCatalogueEvent('product.price_changed', now, origin);
-    const priced = { ...columns, volumePrices: tiersAfter === undefined ? sql`p.volume_prices` : sql`${tiersAfter}` };
+    const priced = { ...columns, volumePrices: tiersAfter === undefined ? sql`p.volume_prices` : sql`${tiersAfter}`, variantAfter };
     changes.push([priceChanged, recordCatalogueEvent(priceChanged, productId, sql`(${priceDiffers} OR ${tiersDiffer}) AND ${activeAfter} = 1 AND ${applies}`, priced, sql`p.price_cents`, variant)]);
   }
   if (input.active === false) {
     const deactivated = newCatalogueEvent('product.unavailable', now, origin);
-    changes.push([deactivated, recordCatalogueEvent(deactivated, productId, sql`p.active = 1 AND ${applies}`, columns, undefined, variant)]);
+    changes.push([deactivated, recordCatalogueEvent(deactivated, productId, sql`p.active = 1 AND ${applies}`, { ...columns, variantAfter }, undefined, variant)]);
   }
   return { writes: changes.map(([, write]) => write), reads: changes.map(([event]) => catalogueEventIds(event)) };
 }
@@ -305,7 +312,7 @@ export async function addStock(
       sql`
         UPDATE product_variants SET stock_count = (SELECT count(*) FROM stock_items WHERE variant_id = ${variant} AND status = 'available')
         WHERE id = ${variant}`,
-      sql`${syncProduct(productId)} AND ${uploaded}`,
+      // Its product's count follows (the trigger of migration 0031).
       // From 0: the variant's count now is exactly what this upload added.
       recordCatalogueEvent(
         restocked,

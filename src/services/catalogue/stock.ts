@@ -8,10 +8,27 @@ import { volumePricesJson } from './pricing';
 
 // Public stock reads only the denormalised products.stock_count: the cost does not grow with the number of items.
 
-/** The active variants of the product `productId` (SQL), by position, as a JSON array of `StockVariant`. */
-export const variantsOf = (productId: SQL) => sql`(SELECT json_group_array(json_object('id', v.id, 'name', v.name, 'sku', v.sku,
-  'priceCents', v.price_cents, 'volumePrices', v.volume_prices, 'allowedQuantities', v.allowed_quantities, 'backorders', v.backorders,
-  'stockCount', v.stock_count)) FROM (SELECT * FROM product_variants WHERE product_id = ${productId} AND active = 1 ORDER BY position, id) v)`;
+/** A change not written yet, for an event written before it: one variant's values as they will be. */
+export interface VariantOverride {
+  variantId: SQL;
+  priceCents?: SQL;
+  volumePrices?: SQL;
+  sku?: SQL;
+  active?: SQL;
+}
+
+/**
+ * The active variants of the product `productId` (SQL), by position, as a JSON array of `StockVariant` (with
+ * `override`, one variant as a change about to be written leaves it).
+ */
+export const variantsOf = (productId: SQL, override?: VariantOverride) => {
+  const value = (column: string, after?: SQL) =>
+    after && override ? sql`CASE WHEN v.id = ${override.variantId} THEN ${after} ELSE v.${sql.raw(column)} END` : sql`v.${sql.raw(column)}`;
+  return sql`(SELECT json_group_array(json_object('id', v.id, 'name', v.name, 'sku', ${value('sku', override?.sku)},
+  'priceCents', ${value('price_cents', override?.priceCents)}, 'volumePrices', ${value('volume_prices', override?.volumePrices)},
+  'allowedQuantities', v.allowed_quantities, 'backorders', v.backorders, 'stockCount', v.stock_count))
+  FROM (SELECT * FROM product_variants v WHERE v.product_id = ${productId} AND ${value('active', override?.active)} = 1 ORDER BY v.position, v.id) v)`;
+};
 
 const stockColumns = {
   productId: products.id,
@@ -63,7 +80,9 @@ export interface StockVariant {
   stockCount: number;
 }
 
-export const variantsIn = (entry: Pick<StockEntry, 'variants'>): StockVariant[] => (entry.variants ? (JSON.parse(entry.variants) as StockVariant[]) : []);
+/** The variants of an entry: JSON text from a read, or already parsed (an event's snapshot); none in an older event. */
+export const variantsIn = (entry: { variants?: string | StockVariant[] | null }): StockVariant[] =>
+  typeof entry.variants === 'string' ? (JSON.parse(entry.variants) as StockVariant[]) : (entry.variants ?? []);
 
 /** A product is listed while it is active and has an active variant. */
 export const LISTED = sql`active = 1 AND active_variants > 0`;

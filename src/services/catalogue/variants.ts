@@ -170,7 +170,11 @@ function variantChangeEvents(variantId: number, input: Partial<VariantInput>, no
         event,
         productId,
         sql`${differs} AND ${staysActive} AND p.active = 1 AND ${applies}`,
-        { ...currentColumns, priceCents: sql`min(${priceAfter}, coalesce(${others}, ${priceAfter}))` },
+        {
+          ...currentColumns,
+          priceCents: sql`min(${priceAfter}, coalesce(${others}, ${priceAfter}))`,
+          variantAfter: { variantId: sql`${variantId}`, priceCents: priceAfter, volumePrices: tiersAfter === undefined ? undefined : sql`${tiersAfter}` },
+        },
         sql`p.price_cents`,
         sql`${variantId}`,
       ),
@@ -179,7 +183,8 @@ function variantChangeEvents(variantId: number, input: Partial<VariantInput>, no
   }
   if (input.active === false) {
     const event = newCatalogueEvent('product.unavailable', now, origin);
-    writes.push(recordCatalogueEvent(event, productId, sql`${variant('active')} = 1 AND p.active = 1 AND ${applies}`, currentColumns, undefined, sql`${variantId}`));
+    const columns = { ...currentColumns, variantAfter: { variantId: sql`${variantId}`, active: sql`0` } };
+    writes.push(recordCatalogueEvent(event, productId, sql`${variant('active')} = 1 AND p.active = 1 AND ${applies}`, columns, undefined, sql`${variantId}`));
     reads.push(catalogueEventIds(event));
   }
   return { writes, reads };
@@ -228,8 +233,9 @@ export async function updateVariant(d1: Db, actor: Actor, variantId: number, inp
   }
 }
 
-/** A purchase's two stock decrements (the variant's and its product's), in its batch, once the order exists. */
-export const variantSold = (productId: number, variantId: SQL, quantity: number, bought: SQL): SQL[] => [
-  sql`UPDATE product_variants SET stock_count = stock_count - ${quantity} WHERE id = ${variantId} AND ${bought}`,
-  sql`UPDATE products SET stock_count = stock_count - ${quantity} WHERE id = ${productId} AND ${bought}`,
-];
+/**
+ * A purchase's stock decrement, in its batch once the order exists: the variant's (the trigger of migration 0031
+ * moves its product's by the same amount, so the purchase costs no statement more than before variants).
+ */
+export const variantSold = (variantId: SQL, quantity: number, bought: SQL) =>
+  sql`UPDATE product_variants SET stock_count = stock_count - ${quantity} WHERE id = ${variantId} AND ${bought}`;

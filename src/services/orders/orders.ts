@@ -141,7 +141,7 @@ export function purchaseStatements(caller: Caller, request: PurchaseRequest, opt
       UPDATE stock_items SET status = 'sold', order_id = ${orderId}
       WHERE id IN (SELECT id FROM stock_items WHERE variant_id = ${orderVariant} AND status = 'available' ORDER BY id LIMIT ${quantity})
         AND ${orderExists}`,
-    ...variantSold(productId, orderVariant, quantity, orderExists),
+    variantSold(orderVariant, quantity, orderExists),
     recordCatalogueEvent(soldOut, productId, sql`(SELECT stock_count FROM product_variants WHERE id = ${orderVariant}) = 0 AND ${orderExists}`, undefined, undefined, orderVariant),
     // Backstop: quantity is re-derived from the items actually claimed; a short claim violates the orders CHECK and
     // rolls the whole batch back.
