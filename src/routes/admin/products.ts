@@ -88,8 +88,7 @@ const addStockRoute = createRoute({
         z.object({
           added: z.number().int(),
           skipped: z.number().int(),
-          stock_count: z.number().int().openapi({ description: "the variant's available items after the upload" }),
-          variant_id: z.number().int(),
+          stock_count: z.number().int().openapi({ description: "the variant's available items after the upload (a product's one variant: the product's)" }),
         }),
       ),
       'Items added; duplicates skipped',
@@ -250,7 +249,7 @@ export const adminProductsRouter = createRouter()
       const items = checkedUpload(raw);
       const added = (upload: StockUpload) => ({
         status: 201 as const,
-        body: ok({ added: upload.added, skipped: upload.skipped, stock_count: upload.stockCount, variant_id: upload.variantId }, 'Stock added.'),
+        body: ok({ added: upload.added, skipped: upload.skipped, stock_count: upload.stockCount }, 'Stock added.'),
       });
       // The same items as JSON or as text are the same request.
       return idempotent(
