@@ -2,6 +2,7 @@ import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { balanceOf, call, expectError, newProduct, newUser, unique } from '../helpers';
 import { auditLedger } from '../../src/services/operator/ledger-audit';
+import { idempotencyKeyIn, signedInUser, visit } from '../dashboard-helpers';
 
 // Variants: the unit a buyer picks (docs/catalogue.md, "Variants"), through the worker against the local D1.
 
@@ -165,5 +166,32 @@ describe('variants', () => {
     const fiftyFirst = await call(`/admin/products/${product.id}/variants`, { admin: true, body: { name: 'Too many', sku: unique('VSKU'), price: 1 } });
     expectError(fiftyFirst, 422, 'VALIDATION_FAILED');
     expect((await adminProduct(product.id)).variants).toHaveLength(50);
+  });
+
+  it('pages: "from $X" on the card, the options on the product page, radio buttons (no script) and the review buy the picked one', async () => {
+    const { product, three, threeItems } = await twoVariants();
+    const storefront = await visit(`/shop/${product.id}`);
+    expect(storefront.text).toContain('3 months: ');
+    const user = await signedInUser({ balance: 100 });
+    const shop = await visit('/dashboard/shop', { cookie: user.cookie });
+    expect(shop.text).toMatch(/from <[^>]*>\$10\.00/);
+    const sheet = await visit(`/dashboard/shop/${product.id}`, { cookie: user.cookie });
+    expect(sheet.text).toContain(`type="radio" name="variant_id" value="${three.id}"`);
+    const review = await visit(`/dashboard/shop/${product.id}/review`, {
+      cookie: user.cookie,
+      form: { product_id: String(product.id), variant_id: String(three.id), quantity: '1', coupon: '', idempotency_key: idempotencyKeyIn(sheet.text) },
+    });
+    expect(review.status, review.text).toBe(200);
+    expect(review.text).toContain('3 months');
+    expect(review.text).toContain(`name="variant_id" value="${three.id}"`);
+    const confirm = await visit('/dashboard/shop', {
+      cookie: user.cookie,
+      form: { product_id: String(product.id), variant_id: String(three.id), quantity: '1', expected_total: '25.00', idempotency_key: idempotencyKeyIn(sheet.text) },
+    });
+    expect(confirm.status, confirm.text).toBe(303);
+    const order = await env.DB.prepare('SELECT id, variant_id, variant_name, total_amount_cents FROM orders WHERE user_id = ?').bind(user.id).first<{ id: number }>();
+    expect(order).toMatchObject({ variant_id: three.id, variant_name: '3 months', total_amount_cents: 2500 });
+    const item = await env.DB.prepare('SELECT content FROM stock_items WHERE order_id = ?').bind(order!.id).first<{ content: string }>();
+    expect(item!.content).toBe(threeItems[0]);
   });
 });
