@@ -138,10 +138,28 @@ export async function loadStockTo(db, target, products, progress) {
     await insertItems(db, items, now);
     progress(index - existing, target - existing);
   }
-  await db
-    .prepare(`UPDATE products SET stock_count = (SELECT count(*) FROM stock_items s WHERE s.product_id = products.id AND s.status = 'available')`)
-    .run();
+  await standardVariants(db);
   return target - existing;
+}
+
+/**
+ * Every product made here gets its `Standard` variant, as `POST /admin/products` makes it (migration 0031), its items
+ * move to it, and the variants' and products' stock counts are recomputed, as the admin upload keeps them.
+ */
+export async function standardVariants(db) {
+  await db.batch([
+    db.prepare(
+      `INSERT INTO product_variants (product_id, name, sku, price_cents, volume_prices, allowed_quantities, stock_count, active, position, created_at, updated_at)
+       SELECT id, 'Standard', sku, price_cents, volume_prices, allowed_quantities, 0, 1, 0, created_at, updated_at FROM products p
+       WHERE NOT EXISTS (SELECT 1 FROM product_variants v WHERE v.product_id = p.id)`,
+    ),
+    db.prepare(
+      `UPDATE stock_items SET variant_id = (SELECT v.id FROM product_variants v WHERE v.product_id = stock_items.product_id ORDER BY v.position, v.id LIMIT 1)
+       WHERE variant_id IS NULL`,
+    ),
+    db.prepare(`UPDATE product_variants SET stock_count = (SELECT count(*) FROM stock_items s WHERE s.variant_id = product_variants.id AND s.status = 'available')`),
+    db.prepare(`UPDATE products SET stock_count = (SELECT coalesce(sum(stock_count), 0) FROM product_variants v WHERE v.product_id = products.id AND v.active = 1)`),
+  ]);
 }
 
 /**
@@ -168,12 +186,7 @@ export async function loadPacks(db, products, packs, quantity, progress) {
     await insertItems(db, items, now);
     progress(index, total);
   }
-  if (total > 0) {
-    await db
-      .prepare(`UPDATE products SET stock_count = (SELECT count(*) FROM stock_items s WHERE s.product_id = products.id AND s.status = 'available') WHERE id <= ?1`)
-      .bind(best)
-      .run();
-  }
+  if (total > 0) await standardVariants(db);
   return total;
 }
 
@@ -196,5 +209,6 @@ export async function loadDrop(db, items) {
       .prepare(`INSERT INTO stock_items (product_id, content, status, created_at) SELECT ?1, value, 'available', ?2 FROM json_each(?3)`)
       .bind(id, now, JSON.stringify(codes)),
   ]);
+  await standardVariants(db);
   return id;
 }

@@ -55,8 +55,19 @@ export function sandboxSeedSql({ now = new Date() } = {}) {
     const items = Array.from({ length: p.stock }, () => `TEST-${p.sku}-${randomBytes(8).toString('hex').toUpperCase()}`);
     lines.push(`INSERT INTO stock_items (product_id, content, status, created_at) SELECT ${id}, value, 'available', ${at} FROM json_each(${sqlString(JSON.stringify(items))});`);
   });
+  lines.push(...STANDARD_VARIANTS_SQL);
   return { sql: lines.join('\n'), apiKey: apiKey.key };
 }
+
+/**
+ * The seeded products' `Standard` variants, as `POST /admin/products` makes them (migration 0031), with their items,
+ * their orders and the stock counts the products were seeded with.
+ */
+const STANDARD_VARIANTS_SQL = [
+  `INSERT INTO product_variants (product_id, name, sku, price_cents, volume_prices, allowed_quantities, stock_count, active, position, created_at, updated_at) SELECT id, 'Standard', sku, price_cents, volume_prices, allowed_quantities, stock_count, 1, 0, created_at, updated_at FROM products p WHERE NOT EXISTS (SELECT 1 FROM product_variants v WHERE v.product_id = p.id);`,
+  `UPDATE stock_items SET variant_id = (SELECT v.id FROM product_variants v WHERE v.product_id = stock_items.product_id ORDER BY v.position, v.id LIMIT 1) WHERE variant_id IS NULL;`,
+  `UPDATE orders SET variant_id = (SELECT v.id FROM product_variants v WHERE v.product_id = orders.product_id ORDER BY v.position, v.id LIMIT 1), variant_name = 'Standard' WHERE variant_id IS NULL;`,
+];
 
 const item = (prefix, n) => `${prefix}-${randomBytes(4).toString('hex').toUpperCase()}-${String(n).padStart(4, '0')}`;
 
@@ -127,6 +138,7 @@ export function seedSql({ paymentBaseUrl, now = new Date() }) {
   const history = demoHistory({ now, products, firstUserId: 2, paymentBaseUrl, itemCode: (prefix) => item(prefix, (sold += 1)) });
   lines.push(...historySql(history, productsSince));
   lines.push(operatorSql(at));
+  lines.push(...STANDARD_VARIANTS_SQL);
   const refunds = history.ledger.filter((t) => t.type === 'refund').length;
   const summary = `${HISTORY_DAYS} days of history (${history.customers.length} customers, ${history.orders.length} orders, ${history.deposits.length} deposits, ${refunds} refunds)`;
   return { sql: lines.join('\n'), apiKey: apiKey.key, summary };

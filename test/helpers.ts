@@ -171,3 +171,15 @@ export async function deliverWebhook(gateway: string, payload: unknown, options:
   const signed = await signedWebhook(gateway, payload, options);
   return call(`/webhooks/${gateway}`, { method: 'POST', body: signed.body, headers: signed.headers });
 }
+
+/**
+ * Set a one-variant product's denormalised stock count out of step with its items (a corruption some tests stage):
+ * the product's and its variant's, which a purchase guards on.
+ */
+export async function setStockCount(productId: number, count: number) {
+  // The variant first: its trigger moves the product's count, which is then set as well.
+  await env.DB.batch([
+    env.DB.prepare('UPDATE product_variants SET stock_count = ? WHERE product_id = ?').bind(count, productId),
+    env.DB.prepare('UPDATE products SET stock_count = ? WHERE id = ?').bind(count, productId),
+  ]);
+}

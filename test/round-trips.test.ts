@@ -411,6 +411,22 @@ describe('D1 round trips of the operator console and its JSON twin', () => {
     }
   });
 
+  it('variants: GET /admin/products/{id}, POST /admin/products/{id}/variants, PATCH /admin/variants/{id}, an upload to one and a purchase of one: one round trip each', async () => {
+    const product = await newProduct({ price: 2, stock: 1 });
+    const user = await newUser({ balance: 10 });
+    const added = await measure(`/admin/products/${product.id}/variants`, { admin: true, body: { name: 'Big', sku: `RT-V-${product.id}`, price: 5 } });
+    expect(added.status).toBe(201);
+    const variantId = (await call(`/admin/products/${product.id}`, { admin: true })).json.data.variants[1].id;
+    const steps = [
+      await measure(`/admin/products/${product.id}`, { admin: true }),
+      await measure(`/admin/variants/${variantId}`, { method: 'PATCH', admin: true, body: { price: 4 } }),
+      await measure(`/admin/products/${product.id}/stock`, { admin: true, body: { items: ['RT-V-1'], variant_id: variantId } }),
+      await measure('/orders', { key: user.key, body: { product_id: product.id, variant_id: variantId, quantity: 1 } }),
+    ];
+    expect(steps.map((m) => m.status)).toEqual([200, 200, 201, 201]);
+    for (const m of [added, ...steps]) expect(m.trips.length).toBe(1);
+  });
+
   it('coupons: each admin write and read one round trip; a purchase with a coupon still one', async () => {
     const code = `RT-${crypto.randomUUID().slice(0, 8)}`.toUpperCase();
     const created = await measure('/admin/coupons', { admin: true, body: { code, percent_off: 10, max_per_user: null } });

@@ -1,6 +1,6 @@
 import type { Child } from 'hono/jsx';
 import { volumeTiersOf } from '../services/catalogue/pricing';
-import type { StockEntry } from '../services/catalogue/stock';
+import { variantsIn, type StockEntry } from '../services/catalogue/stock';
 import { Money, Select } from './components';
 
 // The catalogue as a buyer sees it, shared by the dashboard's shop and the public storefront (/shop): cards with the
@@ -22,9 +22,11 @@ export function ProductImage({ entry, size = 'card' }: { entry: StockEntry; size
 /** Price, stock, category, pack sizes and "Final sale", as short lines. */
 export function ProductFacts({ entry }: { entry: StockEntry }) {
   const packs = packSizesOf(entry);
+  const prices = new Set(variantsIn(entry).map((v) => v.priceCents));
   return (
     <>
       <p>
+        {prices.size > 1 ? 'from ' : ''}
         <Money cents={entry.priceCents} /> each · {stockText(entry.stockCount)}
       </p>
       {entry.category !== null && <p class="category">{entry.category}</p>}
@@ -56,6 +58,46 @@ export function VolumePrices({ entry }: { entry: StockEntry }) {
         ))}
       </ul>
     </section>
+  );
+}
+
+/**
+ * The variants of a product with several, each with its price and stock: a list, or (with `name`) the radio buttons
+ * of a buy form (no script needed), an out-of-stock one shown but not selectable.
+ */
+export function VariantChoice({ entry, picked, pick }: { entry: StockEntry; picked?: string; pick?: boolean }) {
+  const variants = variantsIn(entry);
+  if (entry.activeVariants < 2 || variants.length < 2) return null;
+  const legendId = `product-${entry.productId}-variants`;
+  const line = (v: (typeof variants)[number]) => (
+    <>
+      {`${v.name}: `}
+      <Money cents={v.priceCents} /> · {stockText(v.stockCount)}
+    </>
+  );
+  if (!pick) {
+    return (
+      <section class="variants" aria-labelledby={legendId}>
+        <h2 id={legendId}>Options</h2>
+        <ul>
+          {variants.map((v) => (
+            <li>{line(v)}</li>
+          ))}
+        </ul>
+      </section>
+    );
+  }
+  const chosen = picked ?? String(variants.find((v) => v.stockCount > 0)?.id ?? '');
+  return (
+    <fieldset class="variants">
+      <legend>Option</legend>
+      {variants.map((v) => (
+        <label>
+          <input type="radio" name="variant_id" value={String(v.id)} checked={String(v.id) === chosen} disabled={v.stockCount === 0} required />
+          {line(v)}
+        </label>
+      ))}
+    </fieldset>
   );
 }
 

@@ -21,7 +21,7 @@ import { queryAs } from '../services/caller';
 import { productDetailQuery, shopQuery, SHOP_PAGE_SIZE, type ProductDetail } from '../services/catalogue/browse';
 import { reviewQuery } from '../services/orders/review-quote';
 import type { StockEntry } from '../services/catalogue/stock';
-import { CatalogueFilter, packSizesOf, ProductCard, ProductFacts, ProductImage, VolumePrices, WarrantyLine } from './catalogue';
+import { CatalogueFilter, packSizesOf, ProductCard, ProductFacts, ProductImage, VariantChoice, VolumePrices, WarrantyLine } from './catalogue';
 import { Alert, Field, IdempotencyKey, Money, Pager, Select } from './components';
 import { formHandler, idFromPath, parseForm, redirectOnce, type FormFields, type FormProblem, sameOriginForm } from './forms';
 import { page } from './layout';
@@ -44,6 +44,7 @@ function QuantityForm({ entry, values, problem }: { entry: StockEntry; values?: 
     <form method="post" action={`${productPath(entry.productId)}/review`}>
       <input type="hidden" name="product_id" value={String(entry.productId)} />
       <IdempotencyKey />
+      <VariantChoice entry={entry} picked={values?.variant_id} pick />
       <div class="row">
         {packs ? (
           <Select name="quantity" label="Quantity" options={packs} value={quantity} problem={problem} idPrefix={idPrefix} />
@@ -118,6 +119,7 @@ function ProductSheet({ product, values, problem }: { product: ProductDetail } &
       <div>
         <ProductFacts entry={product} />
         <VolumePrices entry={product} />
+        <VariantChoice entry={product} />
         {product.cancellable === 0 && <p>Final sale: this order cannot be cancelled.</p>}
         <WarrantyLine entry={product} />
         {product.description !== null && <p class="description">{product.description}</p>}
@@ -136,11 +138,12 @@ const couponOf = (fields: FormFields) => (fields.coupon ?? '').trim() || undefin
 
 /** The review: what the purchase will be, and "Confirm purchase" carrying the form's key and the reviewed total. */
 async function reviewPage(c: Context<AppEnv>, productId: number, fields: FormFields, notice?: string) {
-  const body = parseForm(PurchaseBody, { product_id: productId, quantity: fields.quantity, coupon: couponOf(fields) }, ['quantity']);
-  const [review] = await queryAs(c.var.db, c.var.caller, [reviewQuery(c.var.caller, productId, body.quantity, body.coupon ?? null)]);
+  const body = parseForm(PurchaseBody, { product_id: productId, variant_id: fields.variant_id, quantity: fields.quantity, coupon: couponOf(fields) }, ['quantity', 'variant_id']);
+  const [review] = await queryAs(c.var.db, c.var.caller, [reviewQuery(c.var.caller, productId, body.quantity, body.coupon ?? null, body.variant_id ?? null)]);
   const { quote } = review;
   // The quote of "Prices": list price × quantity − discount = total; the unit price is after volume and discount.
   const rows: [string, Child][] = [
+    ...(review.product.activeVariants > 1 ? [['Option', review.variantName ?? ''] as [string, Child]] : []),
     ['Quantity', String(quote.quantity)],
     ['List price', <Money cents={quote.listUnitPriceCents} />],
     ['Unit price', <Money cents={quote.unitPriceCents} />],
@@ -172,6 +175,7 @@ async function reviewPage(c: Context<AppEnv>, productId: number, fields: FormFie
           {review.product.cancellable === 0 && <p>Final sale: this order cannot be cancelled.</p>}
           <form method="post" action={SHOP}>
             <input type="hidden" name="product_id" value={String(productId)} />
+            <input type="hidden" name="variant_id" value={String(quote.variantId)} />
             <input type="hidden" name="quantity" value={String(quote.quantity)} />
             {quote.coupon !== null && <input type="hidden" name="coupon" value={quote.coupon} />}
             <input type="hidden" name="expected_total" value={centsToDecimal(quote.totalAmountCents)} />
@@ -183,6 +187,7 @@ async function reviewPage(c: Context<AppEnv>, productId: number, fields: FormFie
             <PayAndBuy
               gateways={availableGateways(readConfig(c.env))}
               productId={productId}
+              variantId={quote.variantId}
               quantity={quote.quantity}
               coupon={quote.coupon}
               totalCents={quote.totalAmountCents}
@@ -202,6 +207,7 @@ async function reviewPage(c: Context<AppEnv>, productId: number, fields: FormFie
 interface PayAndBuyProps {
   gateways: GatewayOffer[];
   productId: number;
+  variantId: number;
   quantity: number;
   coupon: string | null;
   totalCents: number;
@@ -212,7 +218,7 @@ interface PayAndBuyProps {
  * The review's offer when the balance is short: one payment of what is missing (at least the smallest deposit) that
  * buys the order when it is credited (POST /wallet/deposit with `order`, at the reviewed total).
  */
-function PayAndBuy({ gateways, productId, quantity, coupon, totalCents, balanceCents }: PayAndBuyProps) {
+function PayAndBuy({ gateways, productId, variantId, quantity, coupon, totalCents, balanceCents }: PayAndBuyProps) {
   const amountCents = Math.max(totalCents - balanceCents, MIN_DEPOSIT_CENTS);
   if (gateways.length === 0 || amountCents > MAX_DEPOSIT_CENTS) return null;
   return (
@@ -222,6 +228,7 @@ function PayAndBuy({ gateways, productId, quantity, coupon, totalCents, balanceC
         <Money cents={balanceCents} />
         {'. Pay the rest now and the order is made as soon as the payment arrives (the money stays in your wallet if it cannot be).'}
       </p>
+      <input type="hidden" name="variant_id" value={String(variantId)} />
       <input type="hidden" name="quantity" value={String(quantity)} />
       {coupon !== null && <input type="hidden" name="coupon" value={coupon} />}
       <input type="hidden" name="expected_total" value={centsToDecimal(totalCents)} />
@@ -260,14 +267,14 @@ export const shopPages = new Hono<AppEnv>()
     formHandler(
       async (c, fields) => {
         const productId = idFromPath(c.req.param('id'), 'Product');
-        const order = parseForm(DepositOrder, { ...fields, product_id: productId, coupon: couponOf(fields) }, ['quantity', 'expected_total']);
+        const order = parseForm(DepositOrder, { ...fields, product_id: productId, coupon: couponOf(fields) }, ['quantity', 'expected_total', 'variant_id']);
         const body = parseForm(DepositBody, { amount: fields.amount, gateway: fields.gateway, order }, ['amount']);
         const request = {
           amountCents: body.amount,
           gateway: body.gateway,
           origin: publicBaseUrl(c.env),
           beforeVendorCall: vendorInvoiceThrottle(c),
-          order: { productId, quantity: order.quantity, coupon: order.coupon ?? null, expectedTotalCents: order.expected_total },
+          order: { productId, variantId: order.variant_id ?? null, quantity: order.quantity, coupon: order.coupon ?? null, expectedTotalCents: order.expected_total },
         };
         const toPay = (deposit: DepositRow) => deposit.paymentUrl ?? '/dashboard/wallet';
         try {
@@ -286,7 +293,7 @@ export const shopPages = new Hono<AppEnv>()
     requireSession,
     formHandler(
       async (c, fields) => {
-        const body = parseForm(PurchaseBody, { ...fields, coupon: couponOf(fields) }, ['product_id', 'quantity', 'expected_total']);
+        const body = parseForm(PurchaseBody, { ...fields, coupon: couponOf(fields) }, ['product_id', 'quantity', 'expected_total', 'variant_id']);
         try {
           return await redirectOnce(
             c,

@@ -14,7 +14,7 @@ import { publicCaching, stockCache } from '../middleware/stock-cache';
 import { ShopQuery } from '../schemas/catalogue';
 import { queryPlain } from '../services/caller';
 import { productDetailQuery, shopQuery, SHOP_PAGE_SIZE } from '../services/catalogue/browse';
-import { CatalogueFilter, ProductCard, ProductFacts, ProductImage, VolumePrices, WarrantyLine } from './catalogue';
+import { CatalogueFilter, ProductCard, ProductFacts, ProductImage, VariantChoice, VolumePrices, WarrantyLine } from './catalogue';
 import { Money, Pager } from './components';
 import { idFromPath, parseForm } from './forms';
 import { dashboardSecureHeaders, PAGE_CSP } from './index';
@@ -103,6 +103,7 @@ async function publicProductPage(c: Context<AppEnv>) {
         <div>
           <ProductFacts entry={product} />
           <VolumePrices entry={product} />
+          <VariantChoice entry={product} />
           {product.cancellable === 0 && <p>Final sale: this order cannot be cancelled.</p>}
           <WarrantyLine entry={product} />
           {product.description !== null && <p class="description">{product.description}</p>}

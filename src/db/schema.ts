@@ -109,6 +109,8 @@ export const products = sqliteTable(
     volumePrices: text('volume_prices'),
     /** Hours after a purchase within which a buyer may report a delivered item; 0 = no warranty. */
     warrantyHours: integer('warranty_hours').notNull().default(0),
+    /** How many of its variants are active (kept with them): listed while > 0, a variant_id is needed when > 1. */
+    activeVariants: integer('active_variants').notNull().default(1),
   },
   (t) => [
     uniqueIndex('products_sku_unique').on(t.sku),
@@ -144,6 +146,9 @@ export const orders = sqliteTable(
     refundedAmountCents: integer('refunded_amount_cents').notNull().default(0),
     /** The coupon's part of `discount_amount_cents` (0 without a coupon). */
     couponAmountCents: integer('coupon_amount_cents').notNull().default(0),
+    variantId: integer('variant_id').references((): AnySQLiteColumn => productVariants.id),
+    /** The variant's name at the purchase. */
+    variantName: text('variant_name'),
   },
   (t) => [
     uniqueIndex('orders_order_number_unique').on(t.orderNumber),
@@ -169,14 +174,40 @@ export const stockItems = sqliteTable(
     replacedBy: integer('replaced_by'),
     /** A replacement's place in its order: the id of the slot's first item (null: its own id). */
     slot: integer('slot'),
+    variantId: integer('variant_id').references((): AnySQLiteColumn => productVariants.id),
   },
   (t) => [
     uniqueIndex('stock_items_product_content_unique').on(t.productId, t.content),
     index('stock_items_product_status').on(t.productId, t.status, t.id),
     index('stock_items_order').on(t.orderId).where(sql`order_id IS NOT NULL`),
     index('stock_items_revoked').on(t.revokedAt, t.id).where(sql`revoked_at IS NOT NULL`),
+    index('stock_items_variant_status').on(t.variantId, t.status, t.id),
   ],
 );
+
+/** What a buyer picks: a product's option with its own price, pack sizes, SKU and stock (docs/catalogue.md). */
+export const productVariants = sqliteTable(
+  'product_variants',
+  {
+    id: integer('id').primaryKey(),
+    productId: integer('product_id').notNull().references(() => products.id),
+    name: text('name').notNull(),
+    sku: text('sku').notNull(),
+    priceCents: integer('price_cents').notNull(),
+    volumePrices: text('volume_prices'),
+    allowedQuantities: text('allowed_quantities'),
+    stockCount: integer('stock_count').notNull().default(0),
+    active: integer('active').notNull().default(1),
+    position: integer('position').notNull().default(0),
+    backorders: integer('backorders').notNull().default(0),
+    backorderLimit: integer('backorder_limit').notNull().default(100),
+    createdAt: text('created_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [uniqueIndex('product_variants_sku_unique').on(t.sku), index('product_variants_product').on(t.productId, t.position, t.id)],
+);
+
+export type VariantRow = typeof productVariants.$inferSelect;
 
 export const deposits = sqliteTable(
   'deposits',
@@ -210,6 +241,8 @@ export const deposits = sqliteTable(
     /** The order bought when the deposit was credited, or the error code that refused it. */
     orderId: integer('order_id').references(() => orders.id),
     orderError: text('order_error'),
+    /** The variant of the order it pays for (null: the product's one active variant). */
+    orderVariantId: integer('order_variant_id'),
     /** The request's Cloudflare country when the deposit was made: evidence on its receipt and its order's invoice. */
     ipCountry: text('ip_country'),
   },
@@ -293,6 +326,7 @@ export const stockUploads = sqliteTable(
     added: integer('added').notNull(),
     skipped: integer('skipped').notNull(),
     createdAt: text('created_at').notNull(),
+    variantId: integer('variant_id').references((): AnySQLiteColumn => productVariants.id),
   },
   (t) => [uniqueIndex('stock_uploads_reference_unique').on(t.reference)],
 );
@@ -443,6 +477,8 @@ export const AUDIT_ACTIONS = [
   'blocklist.added',
   'blocklist.removed',
   'settings.invoicing_updated',
+  'variant.created',
+  'variant.updated',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 export const auditActions = sqliteTable('audit_actions', { action: text('action').primaryKey() });
@@ -604,6 +640,8 @@ export const coupons = sqliteTable(
     active: integer('active').notNull().default(1),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
+    /** JSON array of variant ids narrowing it, or null for every variant */
+    variantIds: text('variant_ids'),
   },
   (t) => [uniqueIndex('coupons_code_unique').on(t.code), index('coupons_created').on(t.createdAt, t.id)],
 );

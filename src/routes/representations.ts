@@ -1,8 +1,8 @@
 import { z } from '@hono/zod-openapi';
-import type { DepositRow, OrderRow, ProductRow, TransactionRow } from '../db/schema';
+import type { DepositRow, OrderRow, ProductRow, TransactionRow, VariantRow } from '../db/schema';
 import { centsToAmount } from '../lib/money';
 import { imageUrl } from '../services/catalogue/media';
-import type { StockEntry as StockRow } from '../services/catalogue/stock';
+import { variantsIn, type StockEntry as StockRow, type StockVariant } from '../services/catalogue/stock';
 import type { Quote as QuoteValue } from '../services/orders/quotes';
 import { volumePricesOf } from '../services/catalogue/pricing';
 
@@ -20,6 +20,8 @@ export const Order = z
     order_number: z.string().openapi({ example: 'ORD-20261121-7KQ2M9XA3B' }),
     product_id: z.number().int(),
     product_name: z.string(),
+    variant_id: z.number().int().nullable().openapi({ description: 'the variant bought (null only for an order from before variants, in a replayed record)' }),
+    variant_name: z.string().nullable().openapi({ description: "the variant's name at the purchase (`Standard` for a product without variants)", example: 'Standard' }),
     quantity: z.number().int(),
     unit_price: money(4.99).openapi({ description: 'the unit price paid: after volume pricing and the buyer\'s discount' }),
     total_amount: money(9.98).openapi({ description: 'what was charged (and what a cancellation refunds)' }),
@@ -45,6 +47,8 @@ export const presentOrder = (o: OrderRow) => ({
   order_number: o.orderNumber,
   product_id: o.productId,
   product_name: o.productName,
+  variant_id: o.variantId ?? null,
+  variant_name: o.variantName ?? null,
   quantity: o.quantity,
   unit_price: centsToAmount(o.unitPriceCents),
   total_amount: centsToAmount(o.totalAmountCents),
@@ -69,7 +73,7 @@ export const Quote = z
   .object({
     product_id: z.number().int(),
     quantity: z.number().int(),
-    list_unit_price: money(4.99).openapi({ description: "the product's price now" }),
+    list_unit_price: money(4.99).openapi({ description: "the variant's price now" }),
     unit_price: money(4.49).openapi({ description: 'after volume pricing and your discount' }),
     discount_amount: money(1.0).openapi({ description: 'all that would be taken off the list price: volume, discount and coupon' }),
     coupon: z.string().nullable().openapi({ description: 'the coupon code (upper case), or null', example: null }),
@@ -181,6 +185,21 @@ export const VolumePrices = z
 const description = z.string().openapi({ description: 'plain text (line breaks kept; never HTML or Markdown), at most 2,000 characters' });
 const imageUrlField = z.string().nullable().openapi({ format: 'uri', description: "the product's image (PNG, JPEG or WebP) on this service, or null" });
 
+/** A variant as a buyer sees it (public stock entries' `variants`). */
+export const PublicVariant = z
+  .object({
+    variant_id: z.number().int(),
+    name: z.string().openapi({ example: '3 months' }),
+    sku: z.string(),
+    price: money(4.99),
+    volume_prices: VolumePrices,
+    allowed_quantities: z.array(z.number().int()).nullable().openapi({ description: 'the pack sizes it is sold in; null: any quantity' }),
+    backorders: z.boolean().openapi({ description: 'whether it takes backorders' }),
+    stock_count: z.number().int(),
+    in_stock: z.boolean(),
+  })
+  .openapi('Variant');
+
 /** What a buyer chooses by, after the spec's fields of a stock entry. */
 const catalogueFields = {
   category: z.string().nullable(),
@@ -201,6 +220,9 @@ export const StockEntry = z
     ...catalogueFields,
     volume_prices: VolumePrices,
     warranty_hours: z.number().int().openapi({ description: 'replacement warranty: hours after a purchase within which a bad item may be reported (0: none)' }),
+    variants: z.array(PublicVariant).openapi({
+      description: 'the active variants, by position: what a buyer picks (`variant_id` of `POST /orders`); one, `Standard`, for a product without variants',
+    }),
   })
   .openapi('StockEntry');
 
@@ -224,6 +246,7 @@ export const presentStock = (s: StockRow, origin: string) => ({
   allowed_quantities: packSizes(s.allowedQuantities),
   volume_prices: volumePricesOf(s.volumePrices),
   warranty_hours: s.warrantyHours,
+  variants: variantsIn(s).map(presentPublicVariant),
 });
 
 export const presentStockDetail = (s: StockRow & { description: string | null }, origin: string) => ({ ...presentStock(s, origin), description: s.description });
@@ -269,6 +292,38 @@ export const Product = z
     warranty_hours: z.number().int().openapi({ description: 'replacement warranty in hours after a purchase (0: none)' }),
   })
   .openapi('Product');
+
+/** A variant as the operator sees it: `id` is its public `variant_id`. */
+export const AdminVariant = PublicVariant.extend({
+  id: z.number().int(),
+  product_id: z.number().int(),
+  active: z.boolean(),
+  position: z.number().int(),
+  backorder_limit: z.number().int().openapi({ description: 'the most units that may wait at once' }),
+  created_at: timestamp,
+}).openapi('AdminVariant');
+
+export const presentPublicVariant = (v: StockVariant) => ({
+  variant_id: v.id,
+  name: v.name,
+  sku: v.sku,
+  price: centsToAmount(v.priceCents),
+  volume_prices: volumePricesOf(v.volumePrices),
+  allowed_quantities: packSizes(v.allowedQuantities),
+  backorders: v.backorders === 1,
+  stock_count: v.stockCount,
+  in_stock: v.stockCount > 0,
+});
+
+export const presentAdminVariant = (v: VariantRow) => ({
+  id: v.id,
+  product_id: v.productId,
+  ...presentPublicVariant(v),
+  active: v.active === 1,
+  position: v.position,
+  backorder_limit: v.backorderLimit,
+  created_at: v.createdAt,
+});
 
 export const presentProduct = (p: ProductRow, origin: string) => ({
   id: p.id,

@@ -42,6 +42,13 @@ const couponFields = {
     .nullable()
     .optional()
     .openapi({ description: 'the products it applies to; null = every product' }),
+  variant_ids: z
+    .array(z.int('variant_ids must be integers').min(1, 'variant_ids must be positive'), 'variant_ids must be an array of variant ids')
+    .min(1, 'variant_ids must not be empty (null = every variant)')
+    .max(MAX_PRODUCT_IDS, `at most ${MAX_PRODUCT_IDS} variant_ids`)
+    .nullable()
+    .optional()
+    .openapi({ description: "narrows it to these variants (checked like product_ids; a product's id covers all its variants); null = every variant" }),
   active: z.boolean('active must be a boolean').optional().openapi({ description: 'default true' }),
 };
 
@@ -88,5 +95,6 @@ export const couponInput = (body: Omit<z.output<typeof UpdateCouponBody>, 'code'
   maxRedemptions: body.max_redemptions,
   maxPerUser: body.max_per_user,
   productIds: body.product_ids,
+  variantIds: body.variant_ids,
   active: body.active,
 });

@@ -94,6 +94,42 @@ function volumePricesInput(tiers: z.output<typeof volumePrices> | undefined, pri
   return tiers.map((tier) => ({ minQuantity: tier.min_quantity, priceCents: tier.price }));
 }
 
+/** `POST /admin/products/{id}/variants` (`PATCH /admin/variants/{id}`: any of its fields). */
+export const VariantBody = z.object({
+  name: humanLine('name', 100).openapi({ example: '3 months' }),
+  sku: humanLine('sku', 100).openapi({ description: 'unique among all variants' }),
+  price: usdAmount('price', 1, MAX_PRICE_CENTS),
+  volume_prices: volumePrices.optional(),
+  allowed_quantities: packSizes.optional(),
+  backorders: z.boolean('backorders must be a boolean').optional().openapi({ description: 'default false: whether the variant takes backorders' }),
+  backorder_limit: z
+    .int('backorder_limit must be an integer')
+    .min(1, 'backorder_limit must be between 1 and 100000')
+    .max(100_000, 'backorder_limit must be between 1 and 100000')
+    .optional()
+    .openapi({ description: 'default 100: the most units that may wait at once' }),
+  active: z.boolean('active must be a boolean').optional().openapi({ description: 'default true' }),
+  position: z
+    .int('position must be an integer')
+    .min(0, 'position must be between 0 and 1000000')
+    .max(1_000_000, 'position must be between 0 and 1000000')
+    .optional()
+    .openapi({ description: 'orders the variants (ascending, ties by id); default: after the last' }),
+});
+
+/** A variant body (whole or partial) as the service's input. */
+export const variantInput = (body: Partial<z.output<typeof VariantBody>>) => ({
+  name: body.name,
+  sku: body.sku,
+  priceCents: body.price,
+  volumePrices: volumePricesInput(body.volume_prices, body.price),
+  allowedQuantities: body.allowed_quantities,
+  backorders: body.backorders,
+  backorderLimit: body.backorder_limit,
+  active: body.active,
+  position: body.position,
+});
+
 export const USER_ROLES = ['user', 'operator'] as const;
 
 export const UpdateUserBody = z.object({

@@ -20,6 +20,12 @@ const productId = z
   .max(Number.MAX_SAFE_INTEGER, 'product_id is too large')
   .openapi({ example: 1 });
 
+const variantId = z
+  .int('variant_id must be an integer')
+  .min(1, 'variant_id must be a positive integer')
+  .max(Number.MAX_SAFE_INTEGER, 'variant_id is too large')
+  .openapi({ example: 3, description: "the variant to buy (a stock entry's `variants[].variant_id`); required when the product has several active variants" });
+
 const quantity = z
   .int('quantity must be an integer')
   .min(1, 'quantity must be at least 1')
@@ -28,6 +34,7 @@ const quantity = z
 
 export const PurchaseBody = z.object({
   product_id: productId,
+  variant_id: variantId.optional(),
   quantity,
   coupon: couponCode.optional(),
   expected_total: usdAmount('expected_total', 0, MAX_TOTAL_CENTS)
@@ -57,6 +64,12 @@ export const QuoteQuery = z.object({
     .regex(ID_TEXT, `product_id must be a positive integer, at most ${MAX_PATH_ID}`)
     .transform(Number)
     .openapi({ type: 'integer', minimum: 1, maximum: MAX_PATH_ID, example: 1 }),
+  variant_id: z
+    .string('variant_id must be a string')
+    .regex(ID_TEXT, `variant_id must be a positive integer, at most ${MAX_PATH_ID}`)
+    .transform(Number)
+    .optional()
+    .openapi({ type: 'integer', minimum: 1, maximum: MAX_PATH_ID, example: 3, description: 'required when the product has several active variants' }),
   quantity: z
     .string('quantity is required')
     .regex(/^[1-9]\d{0,3}$/, 'quantity must be a positive integer')
@@ -75,6 +88,7 @@ export const QuoteQuery = z.object({
 /** A purchase body as the service's input (cents, camelCase). */
 export const purchaseRequest = (body: z.output<typeof PurchaseBody>) => ({
   productId: body.product_id,
+  variantId: body.variant_id ?? null,
   quantity: body.quantity,
   coupon: body.coupon ?? null,
   expectedTotalCents: body.expected_total ?? null,

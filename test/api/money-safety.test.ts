@@ -2,7 +2,7 @@ import { env } from 'cloudflare:test';
 import { SELF } from '../contract';
 import { captureLogs } from '../logs';
 import { describe, expect, it } from 'vitest';
-import { balanceOf, BASE, call, expectError, newProduct, newUser, type TestUser } from '../helpers';
+import { balanceOf, BASE, call, expectError, newProduct, newUser, type TestUser, setStockCount } from '../helpers';
 
 // Real concurrency: every request goes through the worker's fetch handler at the same time (Promise.all), so the
 // purchase and cancel batches interleave against the same local D1.
@@ -195,7 +195,7 @@ describe('money safety under concurrency', () => {
     const user = await newUser({ balance: 10 });
     const product = await newProduct({ price: 1, stock: 2 });
     // Corrupt the denormalised counter: it claims 5 available items while only 2 exist.
-    await env.DB.prepare('UPDATE products SET stock_count = 5 WHERE id = ?').bind(product.id).run();
+    await setStockCount(product.id, 5);
 
     const state = () =>
       env.DB.prepare(

@@ -135,7 +135,7 @@ describe('descriptions and the public stock entries', () => {
     const entry = (await call('/stock')).json.data.find((e: { product_id: number }) => e.product_id === product.id);
     expect(Object.keys(entry)).toEqual([
       'product_id', 'product_name', 'sku', 'stock_count', 'in_stock', 'price', 'cancellable',
-      'category', 'image_url', 'final_sale', 'allowed_quantities', 'volume_prices', 'warranty_hours',
+      'category', 'image_url', 'final_sale', 'allowed_quantities', 'volume_prices', 'warranty_hours', 'variants',
     ]);
     expect(entry).toMatchObject({ category, image_url: image, final_sale: true, cancellable: false, allowed_quantities: [5, 10] });
     const detail = (await call(`/stock/${product.id}`)).json.data;

@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:test';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { balanceOf, buy, call, expectError, fund, newProduct, newUser, restock, unique, type TestUser } from '../helpers';
+import { balanceOf, buy, call, expectError, fund, newProduct, newUser, restock, unique, type TestUser, setStockCount } from '../helpers';
 import { referencePrice, type ReferenceCoupon, type Tier } from '../prices-reference';
 import { seedFor } from '../seed';
 import { auditLedger } from '../../src/services/operator/ledger-audit';
@@ -52,10 +52,14 @@ async function insertCoupon(fields: CouponFields): Promise<string> {
   return code;
 }
 
-const setPrices = (productId: number, priceCents: number, tiers: Tier[] | null) =>
-  env.DB.prepare('UPDATE products SET price_cents = ?, volume_prices = ? WHERE id = ?')
-    .bind(priceCents, tiers ? JSON.stringify(tiers.map((t) => ({ min_quantity: t.minQuantity, price_cents: t.priceCents }))) : null, productId)
-    .run();
+// The product's prices are its one variant's: both rows are set.
+const setPrices = (productId: number, priceCents: number, tiers: Tier[] | null) => {
+  const text = tiers ? JSON.stringify(tiers.map((t) => ({ min_quantity: t.minQuantity, price_cents: t.priceCents }))) : null;
+  return env.DB.batch([
+    env.DB.prepare('UPDATE products SET price_cents = ?, volume_prices = ? WHERE id = ?').bind(priceCents, text, productId),
+    env.DB.prepare('UPDATE product_variants SET price_cents = ?, volume_prices = ? WHERE product_id = ?').bind(priceCents, text, productId),
+  ]);
+};
 
 const setDiscount = (userId: number, percent: number) => env.DB.prepare('UPDATE users SET discount_percent = ? WHERE id = ?').bind(percent, userId).run();
 
@@ -165,7 +169,7 @@ describe('a priced purchase', () => {
     const code = await insertCoupon({ percent_off: 100 });
     // stock_count says 2 while one item exists: the claim of 2 comes up short. With unit price and total both 0,
     // only discount_amount = list price x quantity - total notices the quantity that changed.
-    await env.DB.prepare('UPDATE products SET stock_count = 2 WHERE id = ?').bind(product.id).run();
+    await setStockCount(product.id, 2);
     const res = await purchase(user, { product_id: product.id, quantity: 2, coupon: code });
     expect(res.status).toBeGreaterThanOrEqual(400);
     const orders = await env.DB.prepare('SELECT count(*) AS n FROM orders WHERE user_id = ?').bind(user.id).first<{ n: number }>();

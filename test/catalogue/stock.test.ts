@@ -17,6 +17,19 @@ async function stockList(): Promise<StockEntry[]> {
   return res.json.data;
 }
 
+/** The one variant of a product made without variants, as a stock entry lists it. */
+const standard = (sku: string, price: number, stockCount: number) => ({
+  variant_id: expect.any(Number),
+  name: 'Standard',
+  sku,
+  price,
+  volume_prices: null,
+  allowed_quantities: null,
+  backorders: false,
+  stock_count: stockCount,
+  in_stock: stockCount > 0,
+});
+
 describe('GET /stock', () => {
   it('returns the envelope with an ISO timestamp and complete entries for active products', async () => {
     const stocked = await newProduct({ price: 4.99, stock: 3 });
@@ -45,6 +58,8 @@ describe('GET /stock', () => {
       allowed_quantities: null,
       volume_prices: null,
       warranty_hours: 0,
+      // A product made without variants has one, `Standard`, carrying its sku, price and stock.
+      variants: [standard(stocked.sku, 4.99, 3)],
     });
     expect(byId.get(empty.id)).toEqual({
       product_id: empty.id,
@@ -60,6 +75,7 @@ describe('GET /stock', () => {
       allowed_quantities: null,
       volume_prices: null,
       warranty_hours: 0,
+      variants: [standard(empty.sku, 0.07, 0)],
     });
   });
 
@@ -121,6 +137,7 @@ describe('GET /stock/{product_id}', () => {
       allowed_quantities: null,
       volume_prices: null,
       warranty_hours: 0,
+      variants: [standard(product.sku, 12.5, 2)],
       description: null,
     });
   });

@@ -106,6 +106,20 @@ describe('the migrations, applied one by one to a database with data', () => {
       { api_key_id: 2, day: '2026-01-02', spent_cents: 250 },
     ]);
 
+    // Variants (0031): the product got its `Standard` variant with its sku, price and stock; its items, and its
+    // orders, moved to it; the product's columns are unchanged.
+    const variant = await db.prepare('SELECT id, product_id, name, sku, price_cents, stock_count, active FROM product_variants').all();
+    expect(variant.results).toEqual([{ id: expect.any(Number), product_id: 1, name: 'Standard', sku: 'CODE', price_cents: 250, stock_count: 1, active: 1 }]);
+    const standardId = (variant.results[0] as { id: number }).id;
+    expect((await db.prepare('SELECT DISTINCT variant_id FROM stock_items').all()).results).toEqual([{ variant_id: standardId }]);
+    expect((await db.prepare('SELECT DISTINCT variant_id, variant_name FROM orders').all()).results).toEqual([{ variant_id: standardId, variant_name: 'Standard' }]);
+    expect(await db.prepare('SELECT sku, price_cents, stock_count, active_variants FROM products WHERE id = 1').first()).toEqual({
+      sku: 'CODE',
+      price_cents: 250,
+      stock_count: 1,
+      active_variants: 1,
+    });
+
     // The named lists (0021): the database refuses a name it does not list, and a migration that lists a new one is an
     // INSERT, with every existing row untouched.
     const newAudit = db.prepare(`INSERT INTO audit_log (actor, action, target, details, created_at) VALUES ('admin_token', 'x.tested', 'x:1', '{}', '${T}')`);

@@ -21,7 +21,7 @@ describe('drizzle schema matches the migrated database', () => {
     });
   }
 
-  // The kept counts (migrations/0030_counts_kept.sql) live in triggers, which drizzle does not describe: a later
+  // The kept counts (migrations/0030_counts_kept.sql, 0031_variants.sql) live in triggers, which drizzle does not describe: a later
   // migration that rebuilds orders, wallet_transactions or deposits drops them unless it creates them again.
   it('has the triggers that keep the counts', async () => {
     const { results } = await env.DB.prepare("SELECT tbl_name AS tableName, name FROM sqlite_master WHERE type = 'trigger' ORDER BY 1, 2").all();
@@ -33,6 +33,8 @@ describe('drizzle schema matches the migrated database', () => {
       { tableName: 'orders', name: 'orders_spend_moved' },
       { tableName: 'orders', name: 'orders_status_counted' },
       { tableName: 'orders', name: 'orders_uncounted' },
+      // A product's stock_count follows its active variants' (migrations/0031_variants.sql).
+      { tableName: 'product_variants', name: 'product_variants_stock_count' },
       { tableName: 'wallet_transactions', name: 'wallet_transactions_counted' },
       { tableName: 'wallet_transactions', name: 'wallet_transactions_uncounted' },
     ]);

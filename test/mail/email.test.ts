@@ -3,7 +3,7 @@ import { createApp } from '../../src/app';
 import { describe, expect, it } from 'vitest';
 import { runScheduledJobs } from '../../src/services/operator/jobs';
 import { ORIGIN, PASSWORD, freshIp, signIn, visit } from '../dashboard-helpers';
-import { call, expectError, newProduct, newUser, newDeposit, unique, type TestUser } from '../helpers';
+import { call, expectError, newProduct, newUser, newDeposit, unique, type TestUser, setStockCount } from '../helpers';
 import { callWithQueue, consumeEmails, emailsTo, everyStoredText, recordingMailer, recordingQueue, send } from '../email-helpers';
 
 // Email through the outbox: recorded in the batch of its effect (none for a refused or rolled-back one), enqueued
@@ -52,7 +52,7 @@ describe('order_receipt', () => {
     const user = await newUser({ balance: 10 });
     const product = await newProduct({ price: 1, stock: 1 });
     // stock_count says 2 while one item exists: the claim of 2 comes up short and the orders CHECK rolls back all.
-    await env.DB.prepare('UPDATE products SET stock_count = 2 WHERE id = ?').bind(product.id).run();
+    await setStockCount(product.id, 2);
     const { res, jobs } = await callWithQueue('/orders', { key: user.key, body: { product_id: product.id, quantity: 2 } });
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(jobs).toEqual([]);

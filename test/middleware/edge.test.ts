@@ -2,10 +2,8 @@ import { env } from 'cloudflare:test';
 import { SELF } from '../contract';
 import { describe, expect, it } from 'vitest';
 import { createCheckedApp } from '../contract';
-import { BASE, buy, call, newProduct, newUser, restock } from '../helpers';
+import { BASE, buy, call, newProduct, newUser, restock, setStockCount } from '../helpers';
 
-const setStockCount = (productId: number, count: number) =>
-  env.DB.prepare('UPDATE products SET stock_count = ? WHERE id = ?').bind(count, productId).run();
 
 describe('public stock in the edge cache', () => {
   it('serves a repeated request from the cache without reading the database, until a change purges it', async () => {

@@ -65,6 +65,20 @@ const CORRUPTIONS: Corruption[] = [
     }),
   },
   {
+    check: "a variant's stock_count equals its available items",
+    // The variant alone: its product's count is set back after the trigger moved it.
+    sql: ({ product }) => ({
+      corrupt: [
+        `UPDATE product_variants SET stock_count = stock_count + 1 WHERE product_id = ${product.id}`,
+        `UPDATE products SET stock_count = stock_count - 1 WHERE id = ${product.id}`,
+      ],
+      repair: [
+        `UPDATE product_variants SET stock_count = stock_count - 1 WHERE product_id = ${product.id}`,
+        `UPDATE products SET stock_count = stock_count + 1 WHERE id = ${product.id}`,
+      ],
+    }),
+  },
+  {
     check: 'every order holds exactly its quantity of items, of its product',
     // One item of the order now belongs to another product: still sold, still counted, but foreign.
     sql: ({ pending, product, otherProduct }) => ({

@@ -82,7 +82,7 @@ describe('POST /orders', () => {
     expect(order.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     expect(order.stock_items).toHaveLength(3);
     expect(Object.keys(order).sort()).toEqual(
-      ['id', 'order_number', 'product_id', 'product_name', 'quantity', 'unit_price', 'total_amount', 'list_unit_price', 'discount_amount', 'coupon', 'refunded_amount', 'coupon_amount', 'status', 'cancellable', 'created_at', 'stock_items'].sort(),
+      ['id', 'order_number', 'product_id', 'product_name', 'variant_id', 'variant_name', 'quantity', 'unit_price', 'total_amount', 'list_unit_price', 'discount_amount', 'coupon', 'refunded_amount', 'coupon_amount', 'status', 'cancellable', 'created_at', 'stock_items'].sort(),
     );
 
     expect(await balanceOf(user)).toBe(12.5);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Bindings } from '../../src/env';
 import { auditLedger } from '../../src/services/operator/ledger-audit';
 import { runScheduledJobs } from '../../src/services/operator/jobs';
-import { balanceOf, call, deliverWebhook, expectError, newProduct, newUser, unique, type TestUser } from '../helpers';
+import { balanceOf, call, deliverWebhook, expectError, newProduct, newUser, unique, type TestUser, setStockCount } from '../helpers';
 import { callWithQueue, send } from '../email-helpers';
 import { apiUrl, depositTransactions, fakeVendor, INVOICE_ENDPOINT, notify, paidNotification, SLOT_OF, varsFor, vendorSays, type Vendor } from '../vendors';
 
@@ -197,12 +197,12 @@ describe('refused at credit time: the credit stands, nothing is bought, order_er
   it('a stock count out of step with the items refuses the order, never the credit', async () => {
     const user = await newUser();
     const product = await newProduct({ price: 4, stock: 1 });
-    await env.DB.prepare('UPDATE products SET stock_count = 5 WHERE id = ?').bind(product.id).run();
+    await setStockCount(product.id, 5);
     const depositId = await paidDeposit(user, 8, { product_id: product.id, quantity: 2, expected_total: 8 });
     expect((await paidWebhook(depositId, 8)).status).toBe(200);
     expect(await statusOf(user, depositId)).toMatchObject({ status: 'paid', order_id: null, order_error: 'INSUFFICIENT_STOCK' });
     expect(await balanceOf(user)).toBe(8);
-    await env.DB.prepare('UPDATE products SET stock_count = 1 WHERE id = ?').bind(product.id).run();
+    await setStockCount(product.id, 1);
   });
 
   it('a deposit that does not cover the order (the wallet had less than the rest)', async () => {

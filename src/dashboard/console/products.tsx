@@ -12,7 +12,8 @@ import { queryAsOperator } from '../../services/caller';
 import { OPERATOR } from '../../services/idempotency';
 import { catalogueProductQuery, catalogueQuery, type CatalogueProduct } from '../../services/operator/catalogue';
 import { addStock, checkedUpload, createProduct, MAX_ITEMS_PER_UPLOAD, updateProduct, type StockUpload } from '../../services/catalogue/products';
-import { Alert, Checkbox, Field, FileField, IdempotencyKey, Money, Notice, TextArea } from '../components';
+import { Alert, Checkbox, Field, FileField, IdempotencyKey, Money, Notice, Select, TextArea } from '../components';
+import { variantsQuery } from '../../services/catalogue/variants';
 import { formHandler, idFromPath, parseForm, plainNumber, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from '../forms';
 import { withDone } from '../done-notices';
 import { page } from '../layout';
@@ -155,7 +156,7 @@ interface ProductView {
 }
 
 async function productPage(c: Context<AppEnv>, productId: number, { values, problem, form }: ProductView = {}) {
-  const [product, unsold] = await queryAsOperator(c.var.db, c.var.caller, [catalogueProductQuery(productId), unsoldItemsOf(productId, c)]);
+  const [product, unsold, variants] = await queryAsOperator(c.var.db, c.var.caller, [catalogueProductQuery(productId), unsoldItemsOf(productId, c), variantsQuery(productId)]);
   const { added, skipped } = c.req.query();
   const uploaded = /^\d+$/.test(added ?? '') && /^\d+$/.test(skipped ?? '');
   return page(
@@ -186,6 +187,21 @@ async function productPage(c: Context<AppEnv>, productId: number, { values, prob
               <button type="submit">Save product</button>
             </form>
           </section>
+          <section class="card" aria-labelledby="variants">
+            <h2 id="variants">Variants</h2>
+            <DataTable
+              caption="The product's variants"
+              rows={variants}
+              empty="No variants."
+              columns={[
+                { label: 'Name', cell: (v) => v.name },
+                { label: 'SKU', cell: (v) => v.sku },
+                { label: 'Price', class: 'num', cell: (v) => <Money cents={v.priceCents} /> },
+                { label: 'Stock', class: 'num', cell: (v) => v.stockCount },
+                { label: 'Active', cell: (v) => (v.active === 1 ? 'Yes' : 'No') },
+              ]}
+            />
+          </section>
           <ProductImageForms product={product} problem={form === 'image' ? problem : undefined} />
           <UnsoldItems productId={product.id} items={unsold.rows} total={unsold.total} c={c} />
           <section class="card" aria-labelledby="upload-stock">
@@ -194,6 +210,9 @@ async function productPage(c: Context<AppEnv>, productId: number, { values, prob
             {form === 'stock' && <Alert problem={problem} />}
             <form method="post" action={`${productPath(product.id)}/stock`} enctype="multipart/form-data">
               <IdempotencyKey />
+              {variants.length > 1 && (
+                <Select name="variant_id" label="Variant" options={variants.map((v) => ({ value: String(v.id), label: v.name }))} value={values?.variant_id} problem={form === 'stock' ? problem : undefined} />
+              )}
               <TextArea name="items" label="Items" problem={form === 'stock' ? problem : undefined} />
               <FileField name="items_file" label="Items file" accept=".txt,text/plain" problem={form === 'stock' ? problem : undefined} />
               <button type="submit">Upload stock</button>
@@ -276,13 +295,14 @@ export const consoleProducts = new Hono<AppEnv>()
       async (c, fields) => {
         const id = idFromPath(c.req.param('id'), 'Product');
         const items = checkedUpload(await uploadedLines(c, fields));
+        const variantId = /^[1-9]\d{0,15}$/.test(fields.variant_id ?? '') ? Number(fields.variant_id) : null;
         const counted = ({ added, skipped }: StockUpload) => `${productPath(id)}?added=${added}&skipped=${skipped}`;
         return redirectOnce<StockUpload>(
           c,
           fields,
-          { items },
+          variantId === null ? { items } : { items, variant_id: variantId },
           async (claim) => {
-            const upload = await addStock(c.var.db, operatorActor(c.var.caller), id, items, catalogueChange(c, claim));
+            const upload = await addStock(c.var.db, operatorActor(c.var.caller), id, items, catalogueChange(c, claim), variantId);
             await purgeStock(c, [id]);
             return counted(upload);
           },

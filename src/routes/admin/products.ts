@@ -1,19 +1,20 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import type { ProductRow } from '../../db/schema';
+import type { ProductRow, VariantRow } from '../../db/schema';
 import { envelope, ok } from '../../lib/envelope';
 import { fieldError } from '../../lib/errors';
-import { controlClass } from '../../lib/validation';
+import { controlClass, optionalIdQuery } from '../../lib/validation';
 import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse } from '../openapi';
 import { idempotent } from '../../middleware/idempotency';
 import { catalogueChange } from '../../middleware/publish-events';
 import { purgeStock } from '../../middleware/stock-cache';
-import { ProductBody, productInput, ProductsQuery } from '../../schemas/operator';
+import { ProductBody, productInput, ProductsQuery, VariantBody, variantInput } from '../../schemas/operator';
+import { createVariant, updateVariant, variantsQuery } from '../../services/catalogue/variants';
 import { addStock, checkedUpload, createProduct, MAX_ITEM_LENGTH, MAX_ITEMS_PER_UPLOAD, updateProduct, type StockUpload } from '../../services/catalogue/products';
 import { OPERATOR } from '../../services/idempotency';
 import { ADMIN_TOKEN_ACTOR } from '../../services/accounts/audit-log';
-import { presentProduct, Product } from '../representations';
+import { AdminVariant, presentAdminVariant, presentProduct, Product } from '../representations';
 import { queryPlain } from '../../services/caller';
-import { catalogueQuery, type CatalogueProduct } from '../../services/operator/catalogue';
+import { catalogueProductQuery, catalogueQuery, type CatalogueProduct } from '../../services/operator/catalogue';
 
 // Products for the operator: create and change them, upload their stock, and the catalogue as the operator sees it
 // (units sold, inactive products included).
@@ -32,7 +33,16 @@ const EDGE_CHAR = `[^\\s${controlClass()}]`;
 const TRIMMED_ITEM = `${EDGE_CHAR}(?:${ITEM_CHAR}{0,${MAX_ITEM_LENGTH - 2}}${EDGE_CHAR})?`;
 const TEXT_LINE = `[^\\S\\n]*(?:${TRIMMED_ITEM}[^\\S\\n]*)?`;
 
+/** Names the variant filled (a text upload: `?variant_id=`); required when the product has several. */
+const uploadVariantId = z
+  .int('variant_id must be an integer')
+  .min(1, 'variant_id must be a positive integer')
+  .max(Number.MAX_SAFE_INTEGER, 'variant_id is too large')
+  .optional()
+  .openapi({ description: 'the variant the items are for: required when the product has several variants (a text upload: `?variant_id=`)' });
+
 const StockUploadBody = z.object({
+  variant_id: uploadVariantId,
   items: z
     .array(
       z.string('items must be strings').openapi({
@@ -63,6 +73,7 @@ const addStockRoute = createRoute({
   parameters,
   request: {
     params: IdParams,
+    query: z.object({ variant_id: optionalIdQuery('variant_id').openapi({ description: 'a text upload: the variant the items are for' }) }),
     body: {
       required: false,
       content: {
@@ -73,7 +84,13 @@ const addStockRoute = createRoute({
   },
   responses: {
     201: jsonResponse(
-      envelope(z.object({ added: z.number().int(), skipped: z.number().int(), stock_count: z.number().int() })),
+      envelope(
+        z.object({
+          added: z.number().int(),
+          skipped: z.number().int(),
+          stock_count: z.number().int().openapi({ description: "the variant's available items after the upload (a product's one variant: the product's)" }),
+        }),
+      ),
       'Items added; duplicates skipped',
     ),
     ...errorResponses(401, 404, 413, 422),
@@ -82,6 +99,7 @@ const addStockRoute = createRoute({
 
 const CatalogueProductSchema = z.object({ ...Product.shape, units_sold: z.number().int() }).openapi('CatalogueProduct');
 const presentCatalogueProduct = (origin: string) => (p: CatalogueProduct) => ({ ...presentProduct(p, origin), units_sold: p.unitsSold });
+const AdminProductSchema = CatalogueProductSchema.extend({ variants: z.array(AdminVariant) }).openapi('AdminProduct');
 
 export const adminProductsRouter = createRouter()
   .openapi(
@@ -146,13 +164,88 @@ export const adminProductsRouter = createRouter()
     },
   )
   .openapi(
+    createRoute({
+      method: 'get',
+      path: '/products/{id}',
+      operationId: 'getAdminProduct',
+      tags,
+      summary: 'A product, active or not, with units sold and its variants',
+      security,
+      request: { params: IdParams },
+      responses: { 200: jsonResponse(envelope(AdminProductSchema), 'The product'), ...errorResponses(401, 404, 422) },
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const [product, variants] = await queryPlain(c.var.db, [catalogueProductQuery(id), variantsQuery(id)]);
+      return c.json(ok({ ...presentCatalogueProduct(new URL(c.req.url).origin)(product), variants: variants.map(presentAdminVariant) }), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/products/{id}/variants',
+      operationId: 'createVariant',
+      tags,
+      summary: 'Add a variant to a product (at most 50; the product keeps its others, `Standard` included)',
+      security,
+      parameters,
+      request: { params: IdParams, body: jsonBody(VariantBody) },
+      responses: { 201: jsonResponse(envelope(AdminVariant), 'The variant'), ...errorResponses(401, 404, 422) },
+    }),
+    async (c) => {
+      const body = c.req.valid('json');
+      const { id } = c.req.valid('param');
+      const created = (variant: VariantRow) => ({ status: 201 as const, body: ok(presentAdminVariant(variant), 'Variant created.') });
+      return idempotent(
+        c,
+        { ...body, product_id: id },
+        async (claim) => {
+          const input = { ...variantInput(body), name: body.name, sku: body.sku, priceCents: body.price };
+          const variant = await createVariant(c.var.db, ADMIN_TOKEN_ACTOR, id, input, catalogueChange(c, claim));
+          await purgeStock(c, [id]);
+          return created(variant);
+        },
+        { ...asOperator, render: (snapshot) => created(snapshot as VariantRow) },
+      );
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'patch',
+      path: '/variants/{id}',
+      operationId: 'updateVariant',
+      tags,
+      summary: 'Update a variant (a variant is never deleted: make it inactive)',
+      security,
+      parameters,
+      request: { params: IdParams, body: jsonBody(VariantBody.partial()) },
+      responses: { 200: jsonResponse(envelope(AdminVariant), 'The variant'), ...errorResponses(401, 404, 422) },
+    }),
+    async (c) => {
+      const body = c.req.valid('json');
+      const updated = (variant: VariantRow) => ({ status: 200 as const, body: ok(presentAdminVariant(variant), 'Variant updated.') });
+      return idempotent(
+        c,
+        { ...body, variant_id: c.req.valid('param').id },
+        async (claim) => {
+          const variant = await updateVariant(c.var.db, ADMIN_TOKEN_ACTOR, c.req.valid('param').id, variantInput(body), catalogueChange(c, claim));
+          await purgeStock(c, [variant.productId]);
+          return updated(variant);
+        },
+        { ...asOperator, render: (snapshot) => updated(snapshot as VariantRow) },
+      );
+    },
+  )
+  .openapi(
     { ...addStockRoute, hide: true },
     async (c) => {
       const isText = (c.req.header('Content-Type') ?? '').toLowerCase().startsWith('text/plain');
       // Without a JSON content type the validated JSON is an empty object.
-      const raw = isText ? (await c.req.text()).split('\n') : (c.req.valid('json') as { items?: string[] }).items;
+      const json = isText ? {} : (c.req.valid('json') as { items?: string[]; variant_id?: number });
+      const raw = isText ? (await c.req.text()).split('\n') : json.items;
       if (raw === undefined) throw fieldError('items', 'items is required (or send a text/plain body)');
       const { id } = c.req.valid('param');
+      const variantId = (isText ? c.req.valid('query').variant_id : json.variant_id) ?? null;
       const items = checkedUpload(raw);
       const added = (upload: StockUpload) => ({
         status: 201 as const,
@@ -161,9 +254,9 @@ export const adminProductsRouter = createRouter()
       // The same items as JSON or as text are the same request.
       return idempotent(
         c,
-        { items },
+        variantId === null ? { items } : { items, variant_id: variantId },
         async (claim) => {
-          const upload = await addStock(c.var.db, ADMIN_TOKEN_ACTOR, id, items, catalogueChange(c, claim));
+          const upload = await addStock(c.var.db, ADMIN_TOKEN_ACTOR, id, items, catalogueChange(c, claim), variantId);
           await purgeStock(c, [id]);
           return added(upload);
         },

@@ -20,6 +20,7 @@ export const Event = z
         description:
           'The claim (order.item_replaced, order.item_refunded, order.claim_rejected), the order (other order.*), deposit (deposit.*) or wallet transaction (balance.adjusted) as the API renders it elsewhere, right after the change; for product.* the public stock entry (with previous_price on product.price_changed)',
       }),
+      variant_id: z.number().int().nullable().optional().openapi({ description: 'product.* only: the variant the change is about' }),
     }),
   })
   .openapi('Event');
@@ -64,8 +65,14 @@ export const presentEvent = (e: EventRow, livemode = true): WebhookEvent => ({
   type: e.type,
   livemode,
   created_at: e.createdAt,
-  data: { object: presenters[e.type](JSON.parse(e.snapshot) as never) },
+  data: dataOf(e.type, JSON.parse(e.snapshot) as Record<string, unknown>),
 });
+
+/** A catalogue event names its variant beside the product's entry (null for one written before variants). */
+const dataOf = (type: EventType, snapshot: Record<string, unknown>) => {
+  const object = presenters[type](snapshot as never);
+  return type.startsWith('product.') ? { object, variant_id: (snapshot.variantId as number | undefined) ?? null } : { object };
+};
 
 const presentDelivery = (d: DeliveryRow) => ({
   endpoint_id: d.endpointId,

@@ -106,8 +106,8 @@ export const ordersRouter = createRouter()
       responses: { 200: jsonResponse(envelope(Quote), 'The quote'), ...errorResponses(400, 401, 404, 422, 429) },
     }),
     async (c) => {
-      const { product_id, quantity, coupon } = c.req.valid('query');
-      return c.json(ok(presentQuote(await quotePurchase(c.var.db, c.var.caller, { productId: product_id, quantity, coupon }))), 200);
+      const { product_id, variant_id, quantity, coupon } = c.req.valid('query');
+      return c.json(ok(presentQuote(await quotePurchase(c.var.db, c.var.caller, { productId: product_id, variantId: variant_id, quantity, coupon }))), 200);
     },
   )
   .openapi(

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { rowsOf } from '../../db/batch';
 import { notFound } from '../../lib/errors';
 import type { Query } from '../caller';
-import type { StockEntry } from './stock';
+import { LISTED, variantsOf, type StockEntry } from './stock';
 
 // What a buyer browses: the active products, filtered by category and a part of the name, a page at a time; and one
 // product with its description. Read in the page's own batch (the dashboard's proves the session; /shop has none).
@@ -27,16 +27,17 @@ export interface ShopListing {
 export type ProductDetail = StockEntry & { description: string | null };
 
 const entryColumns = sql`id AS productId, name AS productName, sku, stock_count AS stockCount, price_cents AS priceCents, cancellable,
-  allowed_quantities AS allowedQuantities, category, image, volume_prices AS volumePrices, warranty_hours AS warrantyHours`;
+  allowed_quantities AS allowedQuantities, category, image, volume_prices AS volumePrices, warranty_hours AS warrantyHours,
+  active_variants AS activeVariants, ${variantsOf(sql`products.id`)} AS variants`;
 
 
 export const shopQuery = ({ category, q, page }: ShopFilter): Query<ShopListing> => {
-  const where = sql`active = 1${category ? sql` AND category = ${category}` : sql``}${q ? sql` AND instr(lower(name), lower(${q})) > 0` : sql``}`;
+  const where = sql`${LISTED}${category ? sql` AND category = ${category}` : sql``}${q ? sql` AND instr(lower(name), lower(${q})) > 0` : sql``}`;
   return {
     reads: [
       sql`SELECT ${entryColumns} FROM products WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${SHOP_PAGE_SIZE} OFFSET ${(page - 1) * SHOP_PAGE_SIZE}`,
       sql`SELECT count(*) AS total FROM products WHERE ${where}`,
-      sql`SELECT DISTINCT category FROM products WHERE active = 1 AND category IS NOT NULL ORDER BY category`,
+      sql`SELECT DISTINCT category FROM products WHERE ${LISTED} AND category IS NOT NULL ORDER BY category`,
     ],
     parse: ([rows, total, categories]) => ({
       entries: rowsOf<StockEntry>(rows),
@@ -48,7 +49,7 @@ export const shopQuery = ({ category, q, page }: ShopFilter): Query<ShopListing>
 
 /** An active product with its description; an inactive or unknown one is a 404. */
 export const productDetailQuery = (productId: number): Query<ProductDetail> => ({
-  reads: [sql`SELECT ${entryColumns}, description FROM products WHERE id = ${productId} AND active = 1`],
+  reads: [sql`SELECT ${entryColumns}, description FROM products WHERE id = ${productId} AND ${LISTED}`],
   parse: ([rows]) => {
     const [product] = rowsOf<ProductDetail>(rows);
     if (!product) throw notFound('Product');

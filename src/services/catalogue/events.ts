@@ -2,6 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { BASE62, randomBase62 } from '../../lib/crypto';
 import type { EventType } from '../../db/schema';
 import type { Publish } from '../events/log';
+import { variantsOf, type VariantOverride } from './stock';
 import type { IdempotencyClaim } from '../idempotency';
 
 // Catalogue events (`product.restocked`, `product.price_changed`, `product.unavailable`) are shop-wide: every user
@@ -10,7 +11,8 @@ import type { IdempotencyClaim } from '../idempotency';
 // INSERT ... SELECT in the batch of the change. Their snapshot is the product's public stock entry (plus the
 // previous price for a price change), rendered by src/routes/events/events.ts. The entry's image_url is absolute, as in
 // public stock: the origin of the request that made the change is written into the snapshot, since a delivery (a
-// queue consumer) has no request to take one from.
+// queue consumer) has no request to take one from. Each is about one variant (`data.variant_id`, in the snapshot as
+// `variantId`); the entry is the product's.
 
 export type CatalogueEventType = Extract<EventType, `product.${string}`>;
 
@@ -56,6 +58,8 @@ export interface ProductColumns {
   cancellable: SQL;
   /** The volume tiers' JSON after the change, when a change sets them (else the row's). */
   volumePrices?: SQL;
+  /** The variant a change not yet written changes, as it will be (the entry's `variants`). */
+  variantAfter?: VariantOverride;
 }
 
 export const currentColumns: ProductColumns = {
@@ -72,14 +76,17 @@ export const currentColumns: ProductColumns = {
  */
 export function recordCatalogueEvent(
   event: CatalogueEvent,
-  productId: number,
+  productId: number | SQL,
   when: SQL,
   columns: ProductColumns = currentColumns,
   previousPriceCents?: SQL,
+  /** The variant the change is about (its event's `data.variant_id`). */
+  variantId?: SQL,
 ): SQL {
   const snapshot = sql`json_object('productId', p.id, 'productName', ${columns.name}, 'sku', ${columns.sku}, 'stockCount', ${columns.stockCount},
     'priceCents', ${columns.priceCents}, 'cancellable', ${columns.cancellable}, 'category', p.category, 'imageUrl', ${`${event.origin}/media/`} || p.image,
-    'allowedQuantities', p.allowed_quantities, 'warrantyHours', p.warranty_hours, 'volumePrices', ${columns.volumePrices ?? sql`p.volume_prices`}${previousPriceCents ? sql`, 'previousPriceCents', ${previousPriceCents}` : sql``})`;
+    'allowedQuantities', p.allowed_quantities, 'warrantyHours', p.warranty_hours, 'volumePrices', ${columns.volumePrices ?? sql`p.volume_prices`},
+    'variants', json(${variantsOf(sql`p.id`, columns.variantAfter)})${variantId ? sql`, 'variantId', ${variantId}` : sql``}${previousPriceCents ? sql`, 'previousPriceCents', ${previousPriceCents}` : sql``})`;
   return sql`
     INSERT INTO events (id, user_id, type, object_id, snapshot, created_at, enqueued_at)
     SELECT ${event.idPrefix} || ${base62Of(sql`w.user_id`)}, w.user_id, ${event.type}, p.id, ${snapshot}, ${event.now}, NULL

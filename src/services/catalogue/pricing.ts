@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { ApiError, notFound } from '../../lib/errors';
+import { ApiError, fieldError, notFound } from '../../lib/errors';
 import { amountJson } from '../../db/json';
 import { centsToAmount, formatUsd } from '../../lib/money';
 
@@ -41,6 +41,8 @@ export interface PricingRequest {
   /** The buyer's id (a caller's credential subquery). */
   userId: SQL;
   productId: number;
+  /** The variant asked for; null: the product's one active variant (required when it has several). */
+  variantId?: number | null;
   quantity: number;
   /** As the client sent it, any case; null = none. */
   coupon: string | null;
@@ -48,7 +50,16 @@ export interface PricingRequest {
 }
 
 /** Why a coupon cannot be used, as `pricedPurchase` names it. */
-export type CouponRefusal = 'unknown' | 'inactive' | 'not_started' | 'expired' | 'used_up' | 'used_up_by_you' | 'other_products' | 'min_total';
+export type CouponRefusal =
+  | 'unknown'
+  | 'inactive'
+  | 'not_started'
+  | 'expired'
+  | 'used_up'
+  | 'used_up_by_you'
+  | 'other_products'
+  | 'other_variants'
+  | 'min_total';
 
 /** The row of `pricedPurchase` (always one while the buyer exists; product columns are null for an unknown product). */
 export interface PricedPurchase {
@@ -57,6 +68,15 @@ export interface PricedPurchase {
   product_id: number | null;
   product_name: string | null;
   active: number | null;
+  /** The variant bought (null: unknown, another product's, or not named where the product has several). */
+  variant_id: number | null;
+  variant_name: string | null;
+  variant_active: number | null;
+  /** The variant_id the request named, or null. */
+  requested_variant: number | null;
+  /** The active variants' names, by position, when the request must name one ("1 month, 3 months"). */
+  variant_choices: string | null;
+  /** The variant's stock, pack sizes and prices from here on. */
   stock_count: number | null;
   allowed_quantities: string | null;
   cancellable: number | null;
@@ -72,14 +92,21 @@ export interface PricedPurchase {
 
 const roundHalfUpPercent = (cents: SQL, percent: SQL) => sql`((${cents}) * (${percent}) + 50) / 100`;
 
-/** The volume tier's unit price for `quantity`, or the list price below every tier (and never above it). */
-const tierPrice = (quantity: SQL) => sql`min(p.price_cents, coalesce((
-  SELECT json_extract(t.value, '$.price_cents') FROM json_each(p.volume_prices) t
+/** The volume tier's unit price for `quantity`, or the list price below every tier (and never above it): the variant's. */
+const tierPrice = (quantity: SQL) => sql`min(v.price_cents, coalesce((
+  SELECT json_extract(t.value, '$.price_cents') FROM json_each(v.volume_prices) t
   WHERE json_extract(t.value, '$.min_quantity') <= ${quantity}
-  ORDER BY json_extract(t.value, '$.min_quantity') DESC LIMIT 1), p.price_cents))`;
+  ORDER BY json_extract(t.value, '$.min_quantity') DESC LIMIT 1), v.price_cents))`;
+
+/**
+ * The variant a purchase buys: the one named (if it is the product's), else the product's one active variant; none
+ * when the product has several and the request named none.
+ */
+const variantOf = (variantId: number | null) => sql`v.product_id = p.id AND v.id = coalesce(${variantId},
+  CASE WHEN p.active_variants = 1 THEN (SELECT id FROM product_variants WHERE product_id = p.id AND active = 1 LIMIT 1) END)`;
 
 /** A SELECT of one `PricedPurchase` row: every number the purchase charges and every reason it may refuse. */
-export function pricedPurchase({ userId, productId, quantity: count, coupon, now }: PricingRequest): SQL {
+export function pricedPurchase({ userId, productId, variantId = null, quantity: count, coupon, now }: PricingRequest): SQL {
   // D1 binds a JS number as a REAL: cast, so every product and division below is integer arithmetic.
   const quantity = sql`CAST(${count} AS INTEGER)`;
   const redemptions = sql`(SELECT count(*) FROM coupon_redemptions r WHERE r.coupon_id = a.coupon_id`;
@@ -88,18 +115,23 @@ export function pricedPurchase({ userId, productId, quantity: count, coupon, now
   // again: with a coupon, a purchase cost 25 % more worker time in the bench (docs/prices.md, Speed).
   return sql`
     WITH a AS MATERIALIZED (
-        SELECT u.id AS user_id, u.balance_cents, p.id AS product_id, p.name AS product_name, p.active, p.stock_count,
-               p.allowed_quantities, p.cancellable, p.price_cents AS list_unit_price,
+        SELECT u.id AS user_id, u.balance_cents, p.id AS product_id, p.name AS product_name, p.active, v.stock_count,
+               v.id AS variant_id, v.name AS variant_name, v.active AS variant_active, ${variantId} AS requested_variant,
+               CASE WHEN v.id IS NULL AND p.active_variants > 1 THEN (SELECT group_concat(name, ', ') FROM (
+                 SELECT name FROM product_variants WHERE product_id = p.id AND active = 1 ORDER BY position, id)) END AS variant_choices,
+               v.allowed_quantities, p.cancellable, v.price_cents AS list_unit_price,
                ${roundHalfUpPercent(tierPrice(quantity), sql`100 - u.discount_percent`)} AS unit_price,
                c.id AS coupon_id, c.code AS coupon_code, c.active AS coupon_active, c.starts_at, c.expires_at, c.max_redemptions,
-               c.max_per_user, c.product_ids, c.min_total_cents, c.percent_off, c.amount_off_cents
+               c.max_per_user, c.product_ids, c.variant_ids, c.min_total_cents, c.percent_off, c.amount_off_cents
         FROM users u
         LEFT JOIN products p ON p.id = ${productId}
+        LEFT JOIN product_variants v ON ${variantOf(variantId)}
         LEFT JOIN coupons c ON c.code = upper(${coupon})
         WHERE u.id = ${userId}
       ),
       b AS MATERIALIZED (
-      SELECT a.user_id, a.balance_cents, a.product_id, a.product_name, a.active, a.stock_count, a.allowed_quantities,
+      SELECT a.user_id, a.balance_cents, a.product_id, a.product_name, a.active, a.variant_id, a.variant_name, a.variant_active,
+             a.requested_variant, a.variant_choices, a.stock_count, a.allowed_quantities,
              a.cancellable, a.list_unit_price, a.unit_price, a.unit_price * ${quantity} AS subtotal, a.coupon_code, a.min_total_cents,
              CASE WHEN a.coupon_id IS NULL THEN 0
                   WHEN a.percent_off IS NOT NULL THEN ${roundHalfUpPercent(sql`a.unit_price * ${quantity}`, sql`a.percent_off`)}
@@ -112,6 +144,7 @@ export function pricedPurchase({ userId, productId, quantity: count, coupon, now
                   WHEN a.max_redemptions IS NOT NULL AND ${redemptions}) >= a.max_redemptions THEN 'used_up'
                   WHEN a.max_per_user IS NOT NULL AND ${redemptions} AND r.user_id = a.user_id) >= a.max_per_user THEN 'used_up_by_you'
                   WHEN a.product_ids IS NOT NULL AND a.product_id NOT IN (SELECT value FROM json_each(a.product_ids)) THEN 'other_products'
+                  WHEN a.variant_ids IS NOT NULL AND a.variant_id NOT IN (SELECT value FROM json_each(a.variant_ids)) THEN 'other_variants'
                   WHEN a.min_total_cents IS NOT NULL AND a.min_total_cents > a.unit_price * ${quantity} THEN 'min_total'
              END AS coupon_refusal
       FROM a
@@ -127,12 +160,14 @@ export interface PurchaseGuard {
 
 /**
  * The rules every priced purchase (and quote) passes, over a `pricedPurchase` row aliased `q`, in the order a refusal
- * names them: the product exists, is active, the pack size is allowed, the stock covers the quantity, the coupon (if
- * any) applies.
+ * names them: the product exists, is active, the variant is the product's (or, unnamed, the product has one active
+ * variant at most) and is active, the pack size is allowed, the stock covers the quantity, the coupon (if any) applies.
  */
 export const sellableGuards = (quantity: number): PurchaseGuard[] => [
   { code: 'NOT_FOUND', allows: sql`q.product_id IS NOT NULL` },
   { code: 'PRODUCT_UNAVAILABLE', allows: sql`q.active = 1` },
+  { code: 'VALIDATION_FAILED', allows: sql`(q.variant_id IS NOT NULL OR (q.requested_variant IS NULL AND q.variant_choices IS NULL))` },
+  { code: 'PRODUCT_UNAVAILABLE', allows: sql`q.variant_active = 1` },
   { code: 'INVALID_PACK_SIZE', allows: sql`(q.allowed_quantities IS NULL OR ${quantity} IN (SELECT value FROM json_each(q.allowed_quantities)))` },
   { code: 'INSUFFICIENT_STOCK', allows: sql`q.stock_count >= ${quantity}` },
   { code: 'COUPON_INVALID', allows: sql`q.coupon_refusal IS NULL` },
@@ -156,6 +191,7 @@ const couponReasons: Record<Exclude<CouponRefusal, 'min_total'>, string> = {
   used_up: 'This coupon has been used up.',
   used_up_by_you: 'You have already used this coupon as many times as it allows.',
   other_products: 'This coupon does not apply to this product.',
+  other_variants: 'This coupon does not apply to this variant.',
 };
 
 function couponInvalid(priced: PricedPurchase): ApiError {
@@ -174,6 +210,9 @@ function couponInvalid(priced: PricedPurchase): ApiError {
 export function sellableRefusal(priced: PricedPurchase | undefined, quantity: number): ApiError | null {
   if (!priced || priced.product_id === null) return notFound('Product');
   if (priced.active !== 1) return new ApiError('PRODUCT_UNAVAILABLE', 'This product is not available for sale.');
+  if (priced.variant_id === null && priced.requested_variant !== null) return fieldError('variant_id', 'variant_id is not a variant of this product.');
+  if (priced.variant_id === null && priced.variant_choices !== null) return fieldError('variant_id', `Choose a variant: ${priced.variant_choices}`);
+  if (priced.variant_active !== 1) return new ApiError('PRODUCT_UNAVAILABLE', 'This variant is not available for sale.');
   const allowed = priced.allowed_quantities === null ? null : (JSON.parse(priced.allowed_quantities) as number[]);
   if (allowed && !allowed.includes(quantity)) {
     return new ApiError('INVALID_PACK_SIZE', `This product is sold in packs of ${allowed.join(', ')}.`, {

@@ -11,8 +11,9 @@ import { controlClass } from '../../lib/validation';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from '../idempotency';
 import { auditEntry, jsonDetails, writeAsActor, type Actor } from '../accounts/audit-log';
 import { volumePricesOf, volumePricesText, type VolumePrice } from './pricing';
-import { catalogueEventIds, newCatalogueEvent, recordCatalogueEvent, type CatalogueChange, type CatalogueEvent } from './events';
+import { catalogueEventIds, currentColumns, newCatalogueEvent, recordCatalogueEvent, type CatalogueChange, type CatalogueEvent } from './events';
 import { eventIdsOf } from '../events/log';
+import { copyToLeadVariant, hasVariants, leadVariant, packSizesText, skuTaken, standardVariant } from './variants';
 
 export interface ProductInput {
   name: string;
@@ -28,10 +29,17 @@ export interface ProductInput {
   warrantyHours?: number;
 }
 
-const skuTaken = () => fieldError('sku', 'The sku has already been taken.');
+const packSizes = packSizesText;
 
-const packSizes = (quantities: number[] | null | undefined) =>
-  quantities === undefined ? undefined : quantities === null ? null : JSON.stringify([...new Set(quantities)].sort((a, b) => a - b));
+/** The product's fields that are its variant's (422 on a product with several active variants). */
+const VARIANT_FIELDS = [
+  ['sku', 'sku'],
+  ['priceCents', 'price'],
+  ['volumePrices', 'volume_prices'],
+  ['allowedQuantities', 'allowed_quantities'],
+] as const;
+
+const variantFieldOf = (input: Partial<ProductInput>) => VARIANT_FIELDS.find(([field]) => input[field] !== undefined);
 
 /** A product row and its JSON snapshot (for an Idempotency-Key record), found by a condition on `products`. */
 const productWhere = (condition: SQL) => sql`SELECT id, ${rowJson(products)} AS snapshot FROM products WHERE ${condition}`;
@@ -63,13 +71,19 @@ export async function createProduct(d1: Db, actor: Actor, input: ProductInput, c
       })
       .getSQL();
     const { reads } = await writeAsActor(d1, actor, {
-      writes: [insert, ...(claim ? recordClaim(OPERATOR, claim, productWhere(created)) : []), productAudit(actor, 'product.created', input, created, now)],
+      writes: [
+        insert,
+        // Made without variants: exactly one, `Standard`, carrying the product's sku, price and pack sizes.
+        standardVariant(created),
+        ...(claim ? recordClaim(OPERATOR, claim, productWhere(created)) : []),
+        productAudit(actor, 'product.created', input, created, now),
+      ],
       reads: [sql`SELECT ${columnsOf(products)} FROM products WHERE ${created}`],
       committed: ([product]) => rowsOf(product).length > 0,
     });
     return rowsOf<ProductRow>(reads[0])[0];
   } catch (err) {
-    if (isUniqueViolation(err, 'products.sku')) throw skuTaken();
+    if (isUniqueViolation(err, 'products.sku') || isUniqueViolation(err, 'product_variants.sku')) throw skuTaken();
     throw err;
   }
 }
@@ -118,21 +132,30 @@ function productChangeEvents(productId: number, input: Partial<ProductInput>, no
     cancellable: after(input.cancellable === undefined ? undefined : input.cancellable ? 1 : 0, sql`p.cancellable`),
   };
   const activeAfter = after(input.active === undefined ? undefined : input.active ? 1 : 0, sql`p.active`);
-  // An update its guard refuses reports nothing.
-  const applies = tiersBelowPrice(input, (name) => sql.raw(`p.${name}`));
+  // An update its guard refuses reports nothing (prices of a product with several active variants are refused).
+  const applies = sql`${tiersBelowPrice(input, (name) => sql.raw(`p.${name}`))} AND ${variantFieldOf(input) ? sql`p.active_variants <= 1` : sql`1`}`;
+  // The product's own prices are its one variant's.
+  const variant = sql`CASE WHEN p.active_variants <= 1 THEN ${leadVariant(sql`p.id`)} END`;
   const changes: Array<[CatalogueEvent, SQL]> = [];
   const tiersAfter = input.volumePrices === undefined ? undefined : volumePricesText(input.volumePrices);
+  // The product's sku and prices are its one variant's: the entry's `variants` show them as the update leaves them.
+  const variantAfter = {
+    variantId: leadVariant(sql`p.id`),
+    sku: input.sku === undefined ? undefined : sql`${input.sku}`,
+    priceCents: input.priceCents === undefined ? undefined : sql`${input.priceCents}`,
+    volumePrices: tiersAfter === undefined ? undefined : sql`${tiersAfter}`,
+  };
   if (input.priceCents !== undefined || tiersAfter !== undefined) {
     // Volume prices are prices too: a change of either tells the subscribers.
     const priceDiffers = input.priceCents === undefined ? sql`0` : sql`p.price_cents <> ${input.priceCents}`;
     const tiersDiffer = tiersAfter === undefined ? sql`0` : sql`p.volume_prices IS NOT ${tiersAfter}`;
     const priceChanged = newCatalogueEvent('product.price_changed', now, origin);
-    const priced = { ...columns, volumePrices: tiersAfter === undefined ? sql`p.volume_prices` : sql`${tiersAfter}` };
-    changes.push([priceChanged, recordCatalogueEvent(priceChanged, productId, sql`(${priceDiffers} OR ${tiersDiffer}) AND ${activeAfter} = 1 AND ${applies}`, priced, sql`p.price_cents`)]);
+    const priced = { ...columns, volumePrices: tiersAfter === undefined ? sql`p.volume_prices` : sql`${tiersAfter}`, variantAfter };
+    changes.push([priceChanged, recordCatalogueEvent(priceChanged, productId, sql`(${priceDiffers} OR ${tiersDiffer}) AND ${activeAfter} = 1 AND ${applies}`, priced, sql`p.price_cents`, variant)]);
   }
   if (input.active === false) {
     const deactivated = newCatalogueEvent('product.unavailable', now, origin);
-    changes.push([deactivated, recordCatalogueEvent(deactivated, productId, sql`p.active = 1 AND ${applies}`, columns)]);
+    changes.push([deactivated, recordCatalogueEvent(deactivated, productId, sql`p.active = 1 AND ${applies}`, { ...columns, variantAfter }, undefined, variant)]);
   }
   return { writes: changes.map(([, write]) => write), reads: changes.map(([event]) => catalogueEventIds(event)) };
 }
@@ -148,6 +171,9 @@ export async function updateProduct(
   const now = isoNow();
   const catalogue = productChangeEvents(productId, input, now, origin);
   const updated = sql`id = ${productId} AND updated_at = ${now}`;
+  const variantField = variantFieldOf(input);
+  // A product with several active variants has no price of its own: its variants do.
+  const oneVariant = variantField ? sql`active_variants <= 1` : sql`1`;
   try {
     const update = getDb(d1)
       .update(products)
@@ -164,24 +190,29 @@ export async function updateProduct(
         warrantyHours: input.warrantyHours,
         updatedAt: now,
       })
-      .where(and(eq(products.id, productId), tiersBelowPrice(input, (name) => sql.raw(name))))
+      .where(and(eq(products.id, productId), tiersBelowPrice(input, (name) => sql.raw(name)), oneVariant))
       .getSQL();
     const { reads } = await writeAsActor(d1, actor, {
       writes: [
         ...catalogue.writes,
         update,
+        ...(variantField ? [copyToLeadVariant(productId, updated)] : []),
         ...(claim ? recordClaim(OPERATOR, claim, productWhere(updated)) : []),
         productAudit(actor, 'product.updated', input, updated, now),
       ],
-      reads: [sql`SELECT ${columnsOf(products)} FROM products WHERE ${updated}`, sql`SELECT 1 FROM products WHERE id = ${productId}`, ...catalogue.reads],
+      reads: [sql`SELECT ${columnsOf(products)} FROM products WHERE ${updated}`, sql`SELECT active_variants AS activeVariants FROM products WHERE id = ${productId}`, ...catalogue.reads],
       committed: ([product]) => rowsOf(product).length > 0,
     });
     const [product] = rowsOf<ProductRow>(reads[0]);
-    if (!product) throw rowsOf(reads[1]).length > 0 ? tiersNotBelowPrice(input) : notFound('Product');
+    if (!product) {
+      const [found] = rowsOf<{ activeVariants: number }>(reads[1]);
+      if (!found) throw notFound('Product');
+      throw variantField && found.activeVariants > 1 ? hasVariants(variantField[1]) : tiersNotBelowPrice(input);
+    }
     publish?.(reads.slice(2).flatMap(eventIdsOf));
     return product;
   } catch (err) {
-    if (isUniqueViolation(err, 'products.sku')) throw skuTaken();
+    if (isUniqueViolation(err, 'products.sku') || isUniqueViolation(err, 'product_variants.sku')) throw skuTaken();
     throw err;
   }
 }
@@ -241,19 +272,29 @@ export function jsonChunks(items: string[]): string[] {
  * its record. A fault that hid the outcome is settled by the upload's row, whose counts are this upload's own,
  * whatever a retry would find.
  */
-export async function addStock(d1: Db, actor: Actor, productId: number, items: string[], { origin, claim, publish }: CatalogueChange): Promise<StockUpload> {
+export async function addStock(
+  d1: Db,
+  actor: Actor,
+  productId: number,
+  items: string[],
+  { origin, claim, publish }: CatalogueChange,
+  variantId: number | null = null,
+): Promise<StockUpload> {
   const now = isoNow();
   const restocked = newCatalogueEvent('product.restocked', now, origin);
   const reference = `upl_${randomBase62(24)}`;
   const uploaded = sql`EXISTS (SELECT 1 FROM stock_uploads WHERE reference = ${reference})`;
+  const variant = sql`(SELECT variant_id FROM stock_uploads WHERE reference = ${reference})`;
   const outcome = sql`
-    SELECT u.id, u.added, u.skipped, p.stock_count AS stockCount FROM stock_uploads u JOIN products p ON p.id = u.product_id
+    SELECT u.id, u.added, u.skipped, v.stock_count AS stockCount, u.variant_id AS variantId
+    FROM stock_uploads u JOIN product_variants v ON v.id = u.variant_id
     WHERE u.reference = ${reference}`;
-  const snapshot = sql`SELECT o.id, json_object('added', o.added, 'skipped', o.skipped, 'stockCount', o.stockCount) AS snapshot FROM (${outcome}) AS o`;
+  const snapshot = sql`SELECT o.id, json_object('added', o.added, 'skipped', o.skipped, 'stockCount', o.stockCount, 'variantId', o.variantId) AS snapshot FROM (${outcome}) AS o`;
   const { reads } = await writeAsActor(d1, actor, {
     writes: [
-      sql`INSERT INTO stock_uploads (reference, product_id, added, skipped, created_at)
-          SELECT ${reference}, id, 0, 0, ${now} FROM products WHERE id = ${productId}`,
+      sql`INSERT INTO stock_uploads (reference, product_id, added, skipped, created_at, variant_id)
+          SELECT ${reference}, p.id, 0, 0, ${now}, v.id FROM products p JOIN product_variants v ON ${uploadVariant(variantId)}
+          WHERE p.id = ${productId}`,
       // Earlier chunks are stored before a later one is counted, so an item repeated across chunks counts once.
       ...jsonChunks(items).flatMap((chunk) => [
         sql`
@@ -262,20 +303,25 @@ export async function addStock(d1: Db, actor: Actor, productId: number, items: s
             WHERE NOT EXISTS (SELECT 1 FROM stock_items s WHERE s.product_id = ${productId} AND s.content = j.value))
           WHERE reference = ${reference}`,
         sql`
-          INSERT OR IGNORE INTO stock_items (product_id, content, status, created_at)
-          SELECT ${productId}, j.value, 'available', ${now} FROM json_each(${chunk}) AS j
+          INSERT OR IGNORE INTO stock_items (product_id, content, status, created_at, variant_id)
+          SELECT ${productId}, j.value, 'available', ${now}, ${variant} FROM json_each(${chunk}) AS j
           WHERE ${uploaded}
           ORDER BY j.key`,
       ]),
       sql`UPDATE stock_uploads SET skipped = ${items.length} - added WHERE reference = ${reference}`,
       sql`
-        UPDATE products SET stock_count = (SELECT count(*) FROM stock_items WHERE product_id = ${productId} AND status = 'available')
-        WHERE id = ${productId} AND ${uploaded}`,
-      // From 0: the count now is exactly what this upload added.
+        UPDATE product_variants SET stock_count = (SELECT count(*) FROM stock_items WHERE variant_id = ${variant} AND status = 'available')
+        WHERE id = ${variant}`,
+      // Its product's count follows (the trigger of migration 0031).
+      // From 0: the variant's count now is exactly what this upload added.
       recordCatalogueEvent(
         restocked,
         productId,
-        sql`p.active = 1 AND p.stock_count > 0 AND p.stock_count = (SELECT added FROM stock_uploads WHERE reference = ${reference})`,
+        sql`p.active = 1 AND (SELECT active = 1 AND stock_count > 0 AND stock_count = (SELECT added FROM stock_uploads WHERE reference = ${reference})
+                              FROM product_variants WHERE id = ${variant})`,
+        currentColumns,
+        undefined,
+        variant,
       ),
       ...(claim ? recordClaim(OPERATOR, claim, snapshot) : []),
       // The counts only: never the items.
@@ -284,24 +330,45 @@ export async function addStock(d1: Db, actor: Actor, productId: number, items: s
         {
           action: 'stock.added',
           target: sql`'product:' || product_id`,
-          details: sql`json_object('added', added, 'skipped', skipped)`,
+          details: sql`json_object('added', added, 'skipped', skipped, 'variant_id', variant_id)`,
           from: sql`FROM stock_uploads WHERE reference = ${reference}`,
         },
         now,
       ),
     ],
-    reads: [outcome, catalogueEventIds(restocked)],
+    reads: [
+      outcome,
+      catalogueEventIds(restocked),
+      sql`SELECT (SELECT count(*) FROM product_variants WHERE product_id = p.id) AS variants FROM products p WHERE p.id = ${productId}`,
+    ],
     committed: ([upload]) => rowsOf(upload).length > 0,
   });
   const [upload] = rowsOf<StockUpload>(reads[0]);
-  if (!upload) throw notFound('Product');
+  if (!upload) {
+    if (rowsOf(reads[2]).length === 0) throw notFound('Product');
+    throw variantId === null
+      ? fieldError('variant_id', `This product has several variants: name one (variant_id).`)
+      : fieldError('variant_id', 'variant_id is not a variant of this product.');
+  }
   publish?.(eventIdsOf(reads[1]));
   return upload;
 }
+
+/**
+ * The variant an upload fills, joined as `v` with its product `p`: the one named (if the product's), else the
+ * product's only variant, or its only active one.
+ */
+const uploadVariant = (variantId: number | null) =>
+  variantId === null
+    ? sql`v.id = (SELECT id FROM product_variants WHERE product_id = p.id ORDER BY active DESC, position, id LIMIT 1)
+          AND (p.active_variants = 1 OR (SELECT count(*) FROM product_variants WHERE product_id = p.id) = 1)`
+    : sql`v.id = ${variantId} AND v.product_id = p.id`;
 
 /** What an upload reports (and what its replay renders from). */
 export interface StockUpload {
   added: number;
   skipped: number;
+  /** The variant's available items after the upload. */
   stockCount: number;
+  variantId: number;
 }

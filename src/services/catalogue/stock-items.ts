@@ -6,7 +6,7 @@ import { pageWindow } from '../../lib/pagination';
 import { isoNow } from '../../lib/time';
 import { auditEntry, writeAsActor, type Actor } from '../accounts/audit-log';
 import type { Query } from '../caller';
-import { catalogueEventIds, newCatalogueEvent, recordCatalogueEvent, type CatalogueChange } from './events';
+import { catalogueEventIds, currentColumns, newCatalogueEvent, recordCatalogueEvent, type CatalogueChange } from './events';
 import { eventIdsOf } from '../events/log';
 
 // A product's unsold items on its console page (a mistyped code must not stay for sale forever): listed, searched,
@@ -50,6 +50,7 @@ export async function deleteUnsoldItem(d1: Db, actor: Actor, productId: number, 
   const now = isoNow();
   const soldOut = newCatalogueEvent('product.unavailable', now, origin);
   const available = sql`EXISTS (SELECT 1 FROM stock_items WHERE id = ${itemId} AND product_id = ${productId} AND status = 'available')`;
+  const variantOf = sql`(SELECT variant_id FROM stock_items WHERE id = ${itemId})`;
   const { reads } = await writeAsActor(d1, actor, {
     writes: [
       auditEntry(
@@ -62,8 +63,16 @@ export async function deleteUnsoldItem(d1: Db, actor: Actor, productId: number, 
         },
         now,
       ),
-      sql`UPDATE products SET stock_count = stock_count - 1 WHERE id = ${productId} AND ${available}`,
-      recordCatalogueEvent(soldOut, productId, sql`p.stock_count = 0 AND ${available}`),
+      // Its product's count follows (the trigger of migration 0031).
+      sql`UPDATE product_variants SET stock_count = stock_count - 1 WHERE id = ${variantOf} AND ${available}`,
+      recordCatalogueEvent(
+        soldOut,
+        productId,
+        sql`p.active = 1 AND (SELECT active = 1 AND stock_count = 0 FROM product_variants WHERE id = ${variantOf}) AND ${available}`,
+        currentColumns,
+        undefined,
+        variantOf,
+      ),
       sql`DELETE FROM stock_items WHERE id = ${itemId} AND product_id = ${productId} AND status = 'available'`,
     ],
     reads: [

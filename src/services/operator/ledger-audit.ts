@@ -5,7 +5,7 @@
 /** The ids a check is partitioned by: a column of its result rows, naming rows of `table`. */
 export interface AuditKey {
   column: string;
-  table: 'users' | 'products' | 'orders' | 'stock_items' | 'deposits' | 'wallet_transactions' | 'api_keys';
+  table: 'users' | 'products' | 'product_variants' | 'orders' | 'stock_items' | 'deposits' | 'wallet_transactions' | 'api_keys';
 }
 
 export interface AuditCheck {
@@ -39,12 +39,23 @@ export const AUDIT_CHECKS: AuditCheck[] = [
           WHERE balance_after_cents <> previous_cents + amount_cents OR balance_after_cents < 0`,
   },
   {
+    // A product shows the stock of its active variants (docs/catalogue.md, "Variants").
     name: 'stock_count equals the available items',
     key: { column: 'product_id', table: 'products' },
-    sql: `SELECT p.id AS product_id, p.stock_count,
-                 (SELECT count(*) FROM stock_items s WHERE s.product_id = p.id AND s.status = 'available') AS available
-          FROM products p
-          WHERE p.stock_count <> (SELECT count(*) FROM stock_items s WHERE s.product_id = p.id AND s.status = 'available')`,
+    sql: `SELECT product_id, stock_count, available FROM (
+            SELECT p.id AS product_id, p.stock_count,
+                   (SELECT count(*) FROM stock_items s JOIN product_variants v ON v.id = s.variant_id
+                    WHERE s.product_id = p.id AND s.status = 'available' AND v.active = 1) AS available
+            FROM products p)
+          WHERE stock_count <> available`,
+  },
+  {
+    name: "a variant's stock_count equals its available items",
+    key: { column: 'variant_id', table: 'product_variants' },
+    sql: `SELECT v.id AS variant_id, v.stock_count,
+                 (SELECT count(*) FROM stock_items s WHERE s.variant_id = v.id AND s.status = 'available') AS available
+          FROM product_variants v
+          WHERE v.stock_count <> (SELECT count(*) FROM stock_items s WHERE s.variant_id = v.id AND s.status = 'available')`,
   },
   {
     // Replaced items (a warranty claim's) stay tied to their order, revoked, beside the item that took their place.

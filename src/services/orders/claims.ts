@@ -135,8 +135,9 @@ export async function resolveClaim(d1: Db, actor: Actor, claimId: number, resolu
   const now = isoNow();
   const key = newOperationId();
   const mine = sql`EXISTS (SELECT 1 FROM claims WHERE resolution_key = ${key})`;
-  const productOf = sql`(SELECT o.product_id FROM claims c JOIN orders o ON o.id = c.order_id WHERE c.id = ${claimId})`;
-  const fresh = sql`(SELECT s.id FROM stock_items s WHERE s.product_id = ${productOf} AND s.status = 'available' ORDER BY s.id LIMIT 1)`;
+  // A replacement comes from the reported item's variant.
+  const variantOf = sql`(SELECT s.variant_id FROM claims c JOIN stock_items s ON s.id = c.stock_item_id WHERE c.id = ${claimId})`;
+  const fresh = sql`(SELECT s.id FROM stock_items s WHERE s.variant_id = ${variantOf} AND s.status = 'available' ORDER BY s.id LIMIT 1)`;
   const orderLive = sql`EXISTS (SELECT 1 FROM orders o WHERE o.id = claims.order_id AND o.status <> 'cancelled')`;
   const event = newEvent(EVENT_OF[resolution.action], now);
   const email = claimResolvedEmail(mail, key, now);
@@ -154,7 +155,8 @@ export async function resolveClaim(d1: Db, actor: Actor, claimId: number, resolu
           sql`UPDATE stock_items SET status = 'revoked', revoked_at = ${now},
                 replaced_by = (SELECT replacement_item_id FROM claims WHERE resolution_key = ${key})
               WHERE id = (SELECT stock_item_id FROM claims WHERE resolution_key = ${key})`,
-          sql`UPDATE products SET stock_count = stock_count - 1 WHERE id = ${productOf} AND ${mine}`,
+          // Its product's count follows (the trigger of migration 0031).
+          sql`UPDATE product_variants SET stock_count = stock_count - 1 WHERE id = ${variantOf} AND ${mine}`,
         ]
       : resolution.action === 'refund'
         ? [

@@ -29,8 +29,11 @@ export interface CouponInput {
   maxRedemptions?: number | null;
   maxPerUser?: number | null;
   productIds?: number[] | null;
+  variantIds?: number[] | null;
   active?: boolean;
 }
+
+const idsText = (ids: number[] | null | undefined) => (ids === undefined ? undefined : ids === null ? null : JSON.stringify([...new Set(ids)].sort((a, b) => a - b)));
 
 const couponColumns = sql`${columnsOf(coupons)}, (SELECT count(*) FROM coupon_redemptions r WHERE r.coupon_id = coupons.id) AS redemptions`;
 const couponWhere = (condition: SQL) => sql`SELECT ${couponColumns} FROM coupons WHERE ${condition}`;
@@ -50,7 +53,8 @@ function couponValues(input: CouponInput, now: string) {
     expiresAt: input.expiresAt,
     maxRedemptions: input.maxRedemptions,
     maxPerUser: input.maxPerUser,
-    productIds: input.productIds === undefined ? undefined : input.productIds === null ? null : JSON.stringify([...new Set(input.productIds)].sort((a, b) => a - b)),
+    productIds: idsText(input.productIds),
+    variantIds: idsText(input.variantIds),
     active: input.active === undefined ? undefined : input.active ? 1 : 0,
     updatedAt: now,
   };
@@ -58,7 +62,7 @@ function couponValues(input: CouponInput, now: string) {
 
 /** The audit entry of a coupon write: the fields the operator sent (amounts in USD). */
 function couponAudit(actor: Actor, action: 'coupon.created' | 'coupon.updated', input: CouponInput, written: SQL, now: string): SQL {
-  const { amountOffCents, minTotalCents, percentOff, startsAt, expiresAt, maxRedemptions, maxPerUser, productIds, ...rest } = input;
+  const { amountOffCents, minTotalCents, percentOff, startsAt, expiresAt, maxRedemptions, maxPerUser, productIds, variantIds, ...rest } = input;
   const details = {
     ...rest,
     percent_off: percentOff,
@@ -69,6 +73,7 @@ function couponAudit(actor: Actor, action: 'coupon.created' | 'coupon.updated', 
     max_redemptions: maxRedemptions,
     max_per_user: maxPerUser,
     product_ids: productIds,
+    variant_ids: variantIds,
   };
   return auditEntry(actor, { action, target: sql`'coupon:' || id`, details: jsonDetails(details), from: sql`FROM coupons WHERE ${written}` }, now);
 }

@@ -17,6 +17,7 @@ import { accountGate } from '../accounts/holds';
 import { orderClaims } from './claims';
 import { lowStockAlert } from '../mail/alerts';
 import type { Mail } from '../mail/settings';
+import { variantSold } from '../catalogue/variants';
 import { allOf, firstFailing, pricedPurchase, purchaseRefusal, redeemCoupon, sellableGuards, type PricedPurchase, type PurchaseGuard } from '../catalogue/pricing';
 import { overSpendLimit, spendLimitState, withinSpendLimit } from '../accounts/spend-limits';
 import { creditNoteStatements, invoiceIssue, issueDocuments, type DocumentIssue } from '../documents/issue';
@@ -44,6 +45,8 @@ const contentsOf = (result: D1Result | undefined) => rowsOf<{ content: string }>
 /** What a buyer asks to buy: the product, the quantity, a coupon code and the total they saw (price lock). */
 export interface PurchaseRequest {
   productId: number;
+  /** Required when the product has several active variants (src/services/catalogue/pricing.ts). */
+  variantId?: number | null;
   quantity: number;
   coupon?: string | null;
   /** When set, the purchase happens only at exactly this total (cents), else 409 PRICE_CHANGED. */
@@ -110,7 +113,8 @@ export function purchaseStatements(caller: Caller, request: PurchaseRequest, opt
   const event = newEvent('order.created', now);
   const orderExists = sql`EXISTS (SELECT 1 FROM orders WHERE order_number = ${orderNumber})`;
   const orderId = sql`(SELECT id FROM orders WHERE order_number = ${orderNumber})`;
-  const priced = pricedPurchase({ userId: caller.userId, productId, quantity, coupon: request.coupon ?? null, now });
+  const orderVariant = sql`(SELECT variant_id FROM orders WHERE order_number = ${orderNumber})`;
+  const priced = pricedPurchase({ userId: caller.userId, productId, variantId: request.variantId ?? null, quantity, coupon: request.coupon ?? null, now });
   // In the order a refusal names them (`outcome` below says the same in words).
   const guards: PurchaseGuard[] = [
     ...(options.requireFirst ?? []),
@@ -129,9 +133,11 @@ export function purchaseStatements(caller: Caller, request: PurchaseRequest, opt
   const writes = [
     sql`
       INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, list_unit_price_cents, unit_price_cents,
-                          discount_amount_cents, total_amount_cents, coupon, coupon_amount_cents, status, created_at, updated_at, cancellable, api_key_id)
+                          discount_amount_cents, total_amount_cents, coupon, coupon_amount_cents, status, created_at, updated_at, cancellable, api_key_id,
+                          variant_id, variant_name)
       SELECT ${orderNumber}, q.user_id, q.product_id, q.product_name, ${quantity}, q.list_unit_price, q.unit_price,
-             q.list_unit_price * ${quantity} - q.total, q.total, q.coupon_code, q.deduction, 'pending', ${now}, ${now}, q.cancellable, ${caller.keyId ?? null}
+             q.list_unit_price * ${quantity} - q.total, q.total, q.coupon_code, q.deduction, 'pending', ${now}, ${now}, q.cancellable, ${caller.keyId ?? null},
+             q.variant_id, q.variant_name
       FROM (${priced}) q
       WHERE ${allOf(guards)}`,
     ...walletMovement({
@@ -146,10 +152,10 @@ export function purchaseStatements(caller: Caller, request: PurchaseRequest, opt
     }),
     sql`
       UPDATE stock_items SET status = 'sold', order_id = ${orderId}
-      WHERE id IN (SELECT id FROM stock_items WHERE product_id = ${productId} AND status = 'available' ORDER BY id LIMIT ${quantity})
+      WHERE id IN (SELECT id FROM stock_items WHERE variant_id = ${orderVariant} AND status = 'available' ORDER BY id LIMIT ${quantity})
         AND ${orderExists}`,
-    sql`UPDATE products SET stock_count = stock_count - ${quantity} WHERE id = ${productId} AND ${orderExists}`,
-    recordCatalogueEvent(soldOut, productId, sql`p.stock_count = 0 AND ${orderExists}`),
+    variantSold(orderVariant, quantity, orderExists),
+    recordCatalogueEvent(soldOut, productId, sql`(SELECT stock_count FROM product_variants WHERE id = ${orderVariant}) = 0 AND ${orderExists}`, undefined, undefined, orderVariant),
     // Backstop: quantity is re-derived from the items actually claimed; a short claim violates the orders CHECK and
     // rolls the whole batch back.
     sql`UPDATE orders SET quantity = (SELECT count(*) FROM stock_items WHERE order_id = orders.id) WHERE order_number = ${orderNumber}`,

@@ -6,6 +6,7 @@ import { pricedPurchase, sellableRefusal, type PricedPurchase } from '../catalog
 
 export interface QuoteRequest {
   productId: number;
+  variantId?: number | null;
   quantity: number;
   /** As the client sent it, any case; null or absent = none. */
   coupon?: string | null;
@@ -14,6 +15,7 @@ export interface QuoteRequest {
 /** What a purchase would charge now, in cents (the order's own fields). */
 export interface Quote {
   productId: number;
+  variantId: number;
   quantity: number;
   listUnitPriceCents: number;
   unitPriceCents: number;
@@ -27,8 +29,8 @@ export interface Quote {
  * A purchase worked out without buying: the same priced row the purchase's batch guards on (src/services/catalogue/pricing.ts),
  * read in one round trip, with the purchase's refusals (product, pack size, stock, coupon) but not the balance.
  */
-export async function quotePurchase(d1: Db, caller: Caller, { productId, quantity, coupon }: QuoteRequest): Promise<Quote> {
-  const [result] = await readAs(d1, caller, [pricedPurchase({ userId: caller.userId, productId, quantity, coupon: coupon ?? null, now: isoNow() })]);
+export async function quotePurchase(d1: Db, caller: Caller, { productId, variantId, quantity, coupon }: QuoteRequest): Promise<Quote> {
+  const [result] = await readAs(d1, caller, [pricedPurchase({ userId: caller.userId, productId, variantId, quantity, coupon: coupon ?? null, now: isoNow() })]);
   return quoteOf(rowsOf<PricedPurchase>(result)[0], productId, quantity);
 }
 
@@ -40,6 +42,7 @@ export function quoteOf(priced: PricedPurchase, productId: number, quantity: num
   const totalAmountCents = priced.total as number;
   return {
     productId,
+    variantId: priced.variant_id as number,
     quantity,
     listUnitPriceCents,
     unitPriceCents: priced.unit_price as number,

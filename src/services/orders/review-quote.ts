@@ -16,16 +16,18 @@ export interface ReviewedPurchase {
   quote: Quote;
   /** The buyer's balance as the same read saw it (a short one is offered "Pay $X and buy"). */
   balanceCents: number;
+  /** The variant quoted. */
+  variantName: string | null;
 }
 
-export const reviewQuery = (caller: Caller, productId: number, quantity: number, coupon: string | null): Query<ReviewedPurchase> => {
+export const reviewQuery = (caller: Caller, productId: number, quantity: number, coupon: string | null, variantId: number | null = null): Query<ReviewedPurchase> => {
   const product = productDetailQuery(productId);
   return {
-    reads: [...product.reads, pricedPurchase({ userId: caller.userId, productId, quantity, coupon, now: isoNow() })],
+    reads: [...product.reads, pricedPurchase({ userId: caller.userId, productId, variantId, quantity, coupon, now: isoNow() })],
     parse: ([productRows, pricedRows]) => {
       const detail = product.parse([productRows]);
       const priced = rowsOf<PricedPurchase>(pricedRows)[0];
-      return { product: detail, quote: quoteOf(priced, productId, quantity), balanceCents: priced?.balance_cents ?? 0 };
+      return { product: detail, quote: quoteOf(priced, productId, quantity), balanceCents: priced?.balance_cents ?? 0, variantName: priced?.variant_name ?? null };
     },
   };
 };

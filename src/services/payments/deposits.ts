@@ -107,11 +107,11 @@ export async function createDeposit(
   const [created, ...tail] = await writeAs(d1, caller, {
     writes: [
       sql`INSERT INTO deposits (user_id, amount_cents, gateway, crypto_currency, status, expires_at, created_at, updated_at, reference, provider,
-                                order_product_id, order_quantity, order_coupon, order_expected_total_cents, api_key_id, ip_country)
+                                order_product_id, order_quantity, order_coupon, order_expected_total_cents, api_key_id, ip_country, order_variant_id)
           SELECT ${caller.userId}, ${request.amountCents}, ${gateway.name}, ${cryptoCurrency}, 'pending',
                  ${expiresAt}, ${now}, ${now}, ${reference}, ${gateway.provider},
                  ${request.order?.productId ?? null}, ${request.order?.quantity ?? null}, ${request.order?.coupon ?? null},
-                 ${request.order?.expectedTotalCents ?? null}, ${caller.keyId ?? null}, ${caller.place?.country ?? null}
+                 ${request.order?.expectedTotalCents ?? null}, ${caller.keyId ?? null}, ${caller.place?.country ?? null}, ${request.order?.variantId ?? null}
           WHERE ${caller.userId} IS NOT NULL AND ${gate.allows} AND ${account.allows}${order ? sql` AND ${order.allows}` : sql``}`,
       sql`UPDATE deposits SET payment_url = ${invoice.paymentUrl}, external_id = ${invoice.externalId} WHERE reference = ${reference}`,
       ...(claim ? recordClaim(caller, claim, sql`SELECT id, ${rowJson(deposits)} AS snapshot FROM deposits WHERE reference = ${reference}`) : []),
@@ -136,7 +136,7 @@ export async function createDeposit(
  * not asked (the deposit is there to cover it); the purchase at the credit checks everything again.
  */
 function orderCheck(caller: Caller, order: PurchaseRequest & { expectedTotalCents: number }, now: string) {
-  const priced = pricedPurchase({ userId: caller.userId, productId: order.productId, quantity: order.quantity, coupon: order.coupon ?? null, now });
+  const priced = pricedPurchase({ userId: caller.userId, productId: order.productId, variantId: order.variantId ?? null, quantity: order.quantity, coupon: order.coupon ?? null, now });
   const guards = [...sellableGuards(order.quantity), { code: 'PRICE_CHANGED', allows: sql`q.total = ${order.expectedTotalCents}` }];
   return { allows: sql`EXISTS (SELECT 1 FROM (${priced}) q WHERE ${allOf(guards)})`, read: priced };
 }
@@ -378,7 +378,16 @@ function orderOfDeposit(
     proof: sql`SELECT ${deposit.userId} AS userId`,
     ...(deposit.apiKeyId !== null && deposit.apiKeyId !== undefined ? { keyId: sql`${deposit.apiKeyId}` } : {}),
   };
-  return depositPurchase(buyer, { productId, quantity, coupon: deposit.orderCoupon, expectedTotalCents: deposit.orderExpectedTotalCents }, paid, creditedHere, now, publish, mail, receipt);
+  return depositPurchase(
+    buyer,
+    { productId, variantId: deposit.orderVariantId ?? null, quantity, coupon: deposit.orderCoupon, expectedTotalCents: deposit.orderExpectedTotalCents },
+    paid,
+    creditedHere,
+    now,
+    publish,
+    mail,
+    receipt,
+  );
 }
 
 /**
@@ -397,6 +406,7 @@ function orderOfUnreadDeposit(paid: DepositPayment, creditedHere: SQL, now: stri
     buyer,
     {
       productId: asValue<number>(field('order_product_id')),
+      variantId: asValue<number | null>(field('order_variant_id')),
       // 0, not NULL, for a deposit that pays for no order: SQLite refuses `LIMIT NULL`.
       quantity: asValue<number>(sql`coalesce(${field('order_quantity')}, 0)`),
       coupon: asValue<string | null>(field('order_coupon')),
@@ -435,7 +445,7 @@ const depositOrderGuards = (buyer: Caller, paid: DepositPayment, now: string): P
 /** The purchase a credited deposit makes, for its credit's batch (see `orderOfDeposit`). */
 function depositPurchase(
   buyer: Caller,
-  { productId, quantity, coupon, expectedTotalCents }: { productId: number; quantity: number; coupon: string | null; expectedTotalCents: number | null },
+  { productId, variantId, quantity, coupon, expectedTotalCents }: PurchaseRequest & { coupon: string | null; expectedTotalCents: number | null },
   paid: DepositPayment,
   creditedHere: SQL,
   now: string,
@@ -445,7 +455,7 @@ function depositPurchase(
 ): PurchaseStatements {
   return purchaseStatements(
     buyer,
-    { productId, quantity, coupon, expectedTotalCents },
+    { productId, variantId, quantity, coupon, expectedTotalCents },
     {
       // Catalogue events' image URLs: the shop's origin where mail knows it (no request made this change).
       origin: mail?.origin ?? '',
@@ -458,7 +468,7 @@ function depositPurchase(
       alsoRequire: [
         {
           code: 'INSUFFICIENT_STOCK',
-          allows: sql`(SELECT count(*) FROM (SELECT 1 FROM stock_items WHERE product_id = ${productId} AND status = 'available' LIMIT ${quantity})) = ${quantity}`,
+          allows: sql`(SELECT count(*) FROM (SELECT 1 FROM stock_items WHERE variant_id = q.variant_id AND status = 'available' LIMIT ${quantity})) = ${quantity}`,
         },
         { code: 'NOT_CREDITED', allows: creditedHere },
       ],
