@@ -90,7 +90,7 @@ export const presentQuote = (q: QuoteValue) => ({
 export const Transaction = z
   .object({
     id: z.number().int(),
-    type: z.enum(['deposit', 'purchase', 'refund', 'adjustment']),
+    type: z.enum(['deposit', 'purchase', 'refund', 'adjustment', 'commission']),
     amount: money(25).openapi({ description: 'signed USD amount: debits are negative' }),
     balance_after: money(25),
     description: z.string(),

@@ -19,6 +19,7 @@ import { lowStockAlert } from '../mail/alerts';
 import type { Mail } from '../mail/settings';
 import { allOf, firstFailing, pricedPurchase, purchaseRefusal, redeemCoupon, sellableGuards, type PricedPurchase, type PurchaseGuard } from '../catalogue/pricing';
 import { overSpendLimit, spendLimitState, withinSpendLimit } from '../accounts/spend-limits';
+import { earningStatement, reversalStatements } from '../referrals/earnings';
 
 export interface OrderWithItems {
   order: OrderRow;
@@ -51,6 +52,8 @@ export interface PurchaseOptions extends CatalogueChange {
   now?: string;
   /** More rules for the order's INSERT (the credit of a deposit: "this batch credited it", the items are there). */
   alsoRequire?: PurchaseGuard[];
+  /** ORDER_HOLD_HOURS, which a referral earning waits out (default 24; a transfer also waits for the order to complete). */
+  orderHoldHours?: number;
 }
 
 /** What the purchase's batch did, from its reads: the order bought, or the refusal that explains why not. */
@@ -141,6 +144,7 @@ export function purchaseStatements(caller: Caller, request: PurchaseRequest, opt
     // rolls the whole batch back.
     sql`UPDATE orders SET quantity = (SELECT count(*) FROM stock_items WHERE order_id = orders.id) WHERE order_number = ${orderNumber}`,
     redeemCoupon(orderNumber, now),
+    earningStatement(orderNumber, now, options.orderHoldHours ?? 24),
   ];
   const announce = [
     recordEvent(event, orders, sql`order_number = ${orderNumber}`),
@@ -191,7 +195,12 @@ export function purchaseStatements(caller: Caller, request: PurchaseRequest, opt
  * Buy `quantity` items of a product: the purchase's statements (`purchaseStatements`) as one D1 batch of their own,
  * the caller's proof first. Answers the order and its items, or throws the refusal its reads explain.
  */
-export async function purchase(d1: Db, caller: Caller, request: PurchaseRequest, options: CatalogueChange & { mail?: Mail }): Promise<OrderWithItems> {
+export async function purchase(
+  d1: Db,
+  caller: Caller,
+  request: PurchaseRequest,
+  options: CatalogueChange & { mail?: Mail; orderHoldHours?: number },
+): Promise<OrderWithItems> {
   const statements = purchaseStatements(caller, request, options);
   const reads = await writeAs(d1, caller, {
     writes: [...statements.writes, ...statements.announce],
@@ -254,6 +263,7 @@ export async function cancelOrder(
       }),
       sql`UPDATE orders SET status = 'cancelled', refunded_amount_cents = total_amount_cents, updated_at = ${now}
           WHERE id = ${orderId} AND ${refunded}`,
+      ...reversalStatements(orderId, operationId, now),
       // Open claims of the order end with it: it is refunded in full.
       sql`UPDATE claims SET status = 'rejected', resolution = 'The order was cancelled and refunded.', resolved_at = ${now}
           WHERE order_id = ${orderId} AND status = 'open' AND ${refunded}`,

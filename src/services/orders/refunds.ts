@@ -8,6 +8,7 @@ import { isoNow } from '../../lib/time';
 import { auditEntry, writeAsActor, type Actor } from '../accounts/audit-log';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from '../idempotency';
 import { newOperationId, walletMovement } from '../ledger';
+import { reversalStatements } from '../referrals/earnings';
 
 // Refunds by the operator: part or all of any order that is not cancelled (pending or completed, final sale too),
 // never more than what is left of it. One batch: the `refund` ledger row tied to the order is written only while the
@@ -47,6 +48,7 @@ export async function refundOrder(
       sql`UPDATE orders SET refunded_amount_cents = refunded_amount_cents + (SELECT amount_cents FROM wallet_transactions WHERE operation_id = ${operationId}),
                             updated_at = ${now}
           WHERE id = ${orderId} AND ${refunded}`,
+      ...reversalStatements(orderId, operationId, now),
       // With an Idempotency-Key: the answer's snapshot, the order as refunded and this refund's amount.
       ...(claim
         ? recordClaim(
