@@ -26,6 +26,8 @@ export interface ProductInput {
   description?: string | null;
   /** Replacement warranty in hours, 0..8760 (0 = none). */
   warrantyHours?: number;
+  /** The referrer's percent of this product's orders: null = the shop's, 0 = none. */
+  referralPercent?: number | null;
 }
 
 const skuTaken = () => fieldError('sku', 'The sku has already been taken.');
@@ -57,6 +59,7 @@ export async function createProduct(d1: Db, actor: Actor, input: ProductInput, c
         cancellable: input.cancellable === false ? 0 : 1,
         description: input.description ?? null,
         warrantyHours: input.warrantyHours ?? 0,
+        referralPercent: input.referralPercent ?? null,
         stockCount: 0,
         createdAt: now,
         updatedAt: now,
@@ -162,6 +165,7 @@ export async function updateProduct(
         cancellable: input.cancellable === undefined ? undefined : input.cancellable ? 1 : 0,
         description: input.description,
         warrantyHours: input.warrantyHours,
+        referralPercent: input.referralPercent,
         updatedAt: now,
       })
       .where(and(eq(products.id, productId), tiersBelowPrice(input, (name) => sql.raw(name))))
