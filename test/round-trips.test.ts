@@ -83,6 +83,16 @@ const cases: Case[] = [
     request: (u, f) => [`/orders/${f.orderId}/export`, { key: u.key }],
   },
   { name: 'GET /api-keys', expectStatus: 200, trips: 1, toPrimary: 0, request: GET('/api-keys') },
+  { name: 'GET /user/referral', expectStatus: 200, trips: 1, toPrimary: 0, request: GET('/user/referral') },
+  { name: 'GET /user/referral/earnings', expectStatus: 200, trips: 1, toPrimary: 0, request: GET('/user/referral/earnings') },
+  {
+    // Refused (nothing available), explained by a read of the same batch.
+    name: 'POST /user/referral/transfer',
+    expectStatus: 400,
+    trips: 1,
+    toPrimary: 1,
+    request: (u) => ['/user/referral/transfer', { key: u.key, method: 'POST' }],
+  },
   {
     name: 'POST /orders',
     expectStatus: 201,
@@ -414,7 +424,7 @@ describe('D1 round trips of the operator console and its JSON twin', () => {
     const paths = ['/admin/users', `/admin/users/${user.id}`, '/admin/orders', `/admin/orders/${order.id}`, `/admin/orders?q=${order.order_number}`,
       '/admin/products', '/admin/deposits', '/admin/stats/sales', '/admin/audit-log', `/admin/emails?to=${encodeURIComponent(user.email)}`, '/admin/coupons',
       `/admin/orders?q=demo&from=2020-01-01&to=2099-12-31`, '/admin/deposits?from=2020-01-01', '/admin/audit-log?to=2099-12-31', '/admin/gateways',
-      '/admin/exports/orders.csv', '/admin/exports/deposits.csv', '/admin/exports/transactions.csv?from=2020-01-01'];
+      '/admin/exports/orders.csv', '/admin/exports/deposits.csv', '/admin/exports/transactions.csv?from=2020-01-01', '/admin/settings/referrals'];
     for (const path of paths) {
       const { status, trips } = await measure(path, { admin: true });
       expect(status, path).toBe(200);
