@@ -61,6 +61,8 @@ export const CONSOLE_PAGES: Array<[string, (f: Fixtures) => string]> = [
   ['Refund confirmation', (f) => `/dashboard/console/orders/${f.orderId}/refund/confirm?amount=0.5&reason=x`],
   ['Put on hold confirmation', (f) => `/dashboard/console/users/${f.buyer.id}/hold/confirm?reason=x`],
   ['Lift hold confirmation', (f) => `/dashboard/console/users/${f.buyer.id}/hold/lift/confirm`],
+  ['referrals', () => '/dashboard/console/referrals'],
+  ['Switch off referrals confirmation', (f) => `/dashboard/console/referrals/users/${f.buyer.id}/off/confirm`],
 ];
 
 export const CONSOLE_POSTS: Array<[string, (f: Fixtures) => [string, Record<string, string>]]> = [
@@ -81,5 +83,8 @@ export const CONSOLE_POSTS: Array<[string, (f: Fixtures) => [string, Record<stri
   ['Put on hold', (f) => [`/dashboard/console/users/${f.buyer.id}/hold`, { reason: 'sneaky' }]],
   ['Lift hold', (f) => [`/dashboard/console/users/${f.buyer.id}/hold/lift`, {}]],
   ['Add blocklist rule', () => ['/dashboard/console/blocklist', { type: 'email', value: `${unique('sneaky')}@example.com` }]],
+  ['Save referral settings', () => ['/dashboard/console/referrals/settings', { percent: '0', hold_days: '14', min_transfer: '10' }]],
+  ['Switch off referrals', (f) => [`/dashboard/console/referrals/users/${f.buyer.id}/off`, {}]],
+  ['Switch on referrals', (f) => [`/dashboard/console/referrals/users/${f.buyer.id}/on`, {}]],
 ];
 

@@ -320,6 +320,7 @@ describe('D1 round trips per dashboard page', () => {
     ['/dashboard/shop?category=x&q=y', () => '/dashboard/shop?category=x&q=y'],
     ['/dashboard/shop/{id}', (f) => `/dashboard/shop/${f.productId}`],
     ['/dashboard/profile', () => '/dashboard/profile'],
+    ['/dashboard/referrals', () => '/dashboard/referrals'],
   ];
   for (const [name, path] of pages) {
     it(`GET ${name}: one round trip`, async () => {

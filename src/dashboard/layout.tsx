@@ -14,6 +14,7 @@ const SECTIONS = [
   ['/dashboard/shop', 'Shop'],
   ['/dashboard/orders', 'Orders'],
   ['/dashboard/wallet', 'Wallet'],
+  ['/dashboard/referrals', 'Referrals'],
   ['/dashboard/keys', 'API keys'],
   ['/dashboard/profile', 'Profile'],
 ] as const;
@@ -30,6 +31,7 @@ const CONSOLE_SECTIONS = [
   ['/dashboard/console/payments', 'Payments'],
   ['/dashboard/console/revoked-items', 'Revoked items'],
   ['/dashboard/console/blocklist', 'Blocklist'],
+  ['/dashboard/console/referrals', 'Referrals'],
   ['/dashboard/console/audit', 'Audit log'],
   ['/dashboard/console/emails', 'Emails'],
 ] as const;

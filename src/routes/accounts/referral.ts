@@ -8,6 +8,7 @@ import { idempotent } from '../../middleware/idempotency';
 import { queryAs } from '../../services/caller';
 import { earningsQuery, summaryQuery, type EarningView, type ReferralSummary } from '../../services/referrals/account';
 import { transferEarnings, type Transfer } from '../../services/referrals/transfers';
+import { referralLink } from '../../services/referrals/codes';
 import { createRouter, errorResponses, idempotencyKeyParameter, jsonResponse, needsScope } from '../openapi';
 
 // A referrer's side of the programme (docs/referrals.md): the code and link, the balances, the earnings, and the
@@ -60,8 +61,6 @@ const presentEarning = (e: EarningView) => ({
   available_at: e.availableAt,
   created_at: e.createdAt,
 });
-
-export const referralLink = (origin: string, code: string) => `${origin}/r/${code}`;
 
 const presentReferral = (s: ReferralSummary, origin: string) => ({
   code: s.code,

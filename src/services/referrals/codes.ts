@@ -10,6 +10,9 @@ export const REFERRAL_CODE = /^[0-9A-Fa-f]{16}$/;
 export const REFERRAL_COOKIE = 'ref';
 export const REFERRAL_COOKIE_DAYS = 30;
 
+/** The link a referrer shares: `origin` is PUBLIC_BASE_URL (the request's origin while it is unset). */
+export const referralLink = (origin: string, code: string) => `${origin}/r/${code}`;
+
 /** A code as stored: upper case. */
 export const canonicalCode = (code: string) => code.trim().toUpperCase();
 
