@@ -143,6 +143,16 @@ describe('earnings', () => {
     expect((await earnings(buyer)).meta.total).toBe(0);
   });
 
+  it("earn in a deposit's credit that buys an order, like any purchase", async () => {
+    const product = await newProduct({ price: 7, stock: 1 });
+    const deposit = await call('/wallet/deposit', { key: buyer.key, body: { amount: 10, gateway: 'gateway_one', order: { product_id: product.id, quantity: 1, expected_total: 7 } } });
+    expect(deposit.status, deposit.text).toBe(200);
+    expect((await call(`/admin/deposits/${deposit.json.data.deposit_id}/mark-paid`, { admin: true, method: 'POST' })).status).toBe(200);
+    const orderId = (await call(`/wallet/deposits/${deposit.json.data.deposit_id}/status`, { key: buyer.key })).json.data.order_id;
+    expect(orderId).toEqual(expect.any(Number));
+    expect((await earnings(referrer)).data.find((e) => e.order_id === orderId)).toMatchObject({ earned: 0.7, status: 'pending' });
+  });
+
   it("use the product's referral_percent (0 = none), and the longest of hold days, warranty and the order's hold", async () => {
     const product = await newProduct({ price: 2, stock: 4 });
     let res = await call(`/admin/products/${product.id}`, { admin: true, method: 'PATCH', body: { referral_percent: 25, warranty_hours: 24 * 30 } });
