@@ -105,3 +105,15 @@ CREATE UNIQUE INDEX wallet_transactions_one_purchase ON wallet_transactions (ord
 CREATE UNIQUE INDEX wallet_transactions_one_deposit ON wallet_transactions (deposit_id) WHERE type = 'deposit';
 CREATE INDEX wallet_transactions_user_refunds ON wallet_transactions (user_id, created_at) WHERE type = 'refund';
 CREATE INDEX wallet_transactions_type_created ON wallet_transactions (type, created_at);
+-- The rebuild dropped the triggers that keep the ledger's count per user (0030_counts_kept.sql): the same again. The
+-- rows copied back above went in before them, so the kept counts, which already held them, stay right.
+CREATE TRIGGER wallet_transactions_counted AFTER INSERT ON wallet_transactions
+BEGIN
+  INSERT INTO user_counts (user_id, transactions_count) VALUES (NEW.user_id, 1)
+  ON CONFLICT (user_id) DO UPDATE SET transactions_count = transactions_count + 1;
+END;
+
+CREATE TRIGGER wallet_transactions_uncounted AFTER DELETE ON wallet_transactions
+BEGIN
+  UPDATE user_counts SET transactions_count = transactions_count - 1 WHERE user_id = OLD.user_id;
+END;
