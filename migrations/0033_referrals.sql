@@ -69,6 +69,30 @@ BEGIN
   UPDATE users SET referral_earnings_count = referral_earnings_count + 1 WHERE id = NEW.referrer_id;
 END;
 
+-- The earning of an order, written by the statement that creates the order (so a purchase's batch, the deposit credit
+-- that buys an order included, spends no statement more on it): when the buyer was referred and the referrer's
+-- referrals are on, round_half_down(total x percent / 100) in integer cents ((2x + d - 1) / (2d)), the product's
+-- percent where set, else the shop's; nothing when it is 0. Available after the longer of the shop's hold and the
+-- product's warranty; the order's own hold period (ORDER_HOLD_HOURS, which the database does not know) is kept by
+-- the transfer itself, which moves nothing of an order still pending (src/services/referrals/account.ts).
+CREATE TRIGGER orders_referral_earning AFTER INSERT ON orders
+BEGIN
+  INSERT INTO referral_earnings (referrer_id, order_id, kind, earned_cents, amount_cents, status, available_at, created_at, updated_at)
+  SELECT e.referrer_id, NEW.id, 'earning', e.cents, e.cents, 'pending',
+         strftime('%Y-%m-%dT%H:%M:%fZ', NEW.created_at, '+' || e.hold_hours || ' hours'), NEW.created_at, NEW.created_at
+  FROM (
+    SELECT r.id AS referrer_id,
+           (2 * NEW.total_amount_cents * coalesce(p.referral_percent, s.percent) + 100 - 1) / 200 AS cents,
+           max(s.hold_days * 24, p.warranty_hours) AS hold_hours
+    FROM users b
+      JOIN users r ON r.id = b.referred_by AND r.referrals_off_at IS NULL
+      JOIN products p ON p.id = NEW.product_id
+      JOIN referral_settings s ON s.id = 1
+    WHERE b.id = NEW.user_id
+  ) e
+  WHERE e.cents > 0;
+END;
+
 INSERT INTO audit_actions (action) VALUES ('referrals.settings_changed'), ('user.referrals_off'), ('user.referrals_on');
 
 -- The ledger learns `commission` (a transfer of referral earnings: always a credit). SQLite changes a CHECK only by

@@ -292,7 +292,7 @@ export const shopPages = new Hono<AppEnv>()
             fields,
             body,
             async (claim) => {
-              const { order } = await purchase(c.var.db, c.var.caller, purchaseRequest(body), { ...catalogueChange(c, claim), mail: mailFor(c), orderHoldHours: readConfig(c.env).orderHoldHours });
+              const { order } = await purchase(c.var.db, c.var.caller, purchaseRequest(body), { ...catalogueChange(c, claim), mail: mailFor(c) });
               await purgeSoldProducts(c, [body.product_id]);
               return orderPath(order.id, 'charged');
             },

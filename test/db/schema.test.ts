@@ -30,6 +30,7 @@ describe('drizzle schema matches the migrated database', () => {
       { tableName: 'deposits', name: 'deposits_counted' },
       { tableName: 'deposits', name: 'deposits_uncounted' },
       { tableName: 'orders', name: 'orders_counted' },
+      { tableName: 'orders', name: 'orders_referral_earning' },
       { tableName: 'orders', name: 'orders_spend_counted' },
       { tableName: 'orders', name: 'orders_spend_moved' },
       { tableName: 'orders', name: 'orders_status_counted' },

@@ -82,7 +82,7 @@ export const ordersRouter = createRouter()
         c,
         body,
         async (claim) => {
-          const order = await purchase(c.var.db, c.var.caller, purchaseRequest(body), { ...catalogueChange(c, claim), mail: mailFor(c), orderHoldHours: readConfig(c.env).orderHoldHours });
+          const order = await purchase(c.var.db, c.var.caller, purchaseRequest(body), { ...catalogueChange(c, claim), mail: mailFor(c) });
           await purgeSoldProducts(c, [body.product_id]);
           return placed(order);
         },

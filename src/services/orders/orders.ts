@@ -19,7 +19,7 @@ import { lowStockAlert } from '../mail/alerts';
 import type { Mail } from '../mail/settings';
 import { allOf, firstFailing, pricedPurchase, purchaseRefusal, redeemCoupon, sellableGuards, type PricedPurchase, type PurchaseGuard } from '../catalogue/pricing';
 import { overSpendLimit, spendLimitState, withinSpendLimit } from '../accounts/spend-limits';
-import { earningStatement, reversalStatements } from '../referrals/earnings';
+import { reversalStatements } from '../referrals/earnings';
 import { keptTotal } from '../accounts/counts';
 
 export interface OrderWithItems {
@@ -53,8 +53,6 @@ export interface PurchaseOptions extends CatalogueChange {
   now?: string;
   /** More rules for the order's INSERT (the credit of a deposit: "this batch credited it", the items are there). */
   alsoRequire?: PurchaseGuard[];
-  /** ORDER_HOLD_HOURS, which a referral earning waits out (default 24; a transfer also waits for the order to complete). */
-  orderHoldHours?: number;
 }
 
 /** What the purchase's batch did, from its reads: the order bought, or the refusal that explains why not. */
@@ -145,7 +143,6 @@ export function purchaseStatements(caller: Caller, request: PurchaseRequest, opt
     // rolls the whole batch back.
     sql`UPDATE orders SET quantity = (SELECT count(*) FROM stock_items WHERE order_id = orders.id) WHERE order_number = ${orderNumber}`,
     redeemCoupon(orderNumber, now),
-    earningStatement(orderNumber, now, options.orderHoldHours ?? 24),
   ];
   const announce = [
     recordEvent(event, orders, sql`order_number = ${orderNumber}`),
@@ -200,7 +197,7 @@ export async function purchase(
   d1: Db,
   caller: Caller,
   request: PurchaseRequest,
-  options: CatalogueChange & { mail?: Mail; orderHoldHours?: number },
+  options: CatalogueChange & { mail?: Mail },
 ): Promise<OrderWithItems> {
   const statements = purchaseStatements(caller, request, options);
   const reads = await writeAs(d1, caller, {

@@ -20,10 +20,10 @@ import type { Mail } from '../mail/settings';
 /** What one answer may cost in D1 statements: a credit's batch (9) and one round of the reads that settle it (4). */
 export const LOOKUP_STATEMENTS = 13;
 /**
- * What a deposit that pays for an order adds to that: the purchase's statements in the credit's batch (12 writes, a
- * referral earning's included, the deposit's order columns, 2 reads) and those reads again when settling.
+ * What a deposit that pays for an order adds to that: the purchase's statements in the credit's batch (11 writes, the
+ * deposit's order columns, 2 reads) and those reads again when settling.
  */
-export const ORDER_STATEMENTS = 17;
+export const ORDER_STATEMENTS = 16;
 const lookupCost = (deposit: DepositRow) => LOOKUP_STATEMENTS + (deposit.orderProductId != null ? ORDER_STATEMENTS : 0);
 /** A Worker invocation's subrequests are limited (50 on the Free plan): the poll never asks more vendors than this. */
 export const MAX_POLL_LIMIT = 40;

@@ -1,38 +1,11 @@
 import { sql, type SQL } from 'drizzle-orm';
 
-// What a referrer earns and gives back, as statements for other domains' batches: one in the purchase's (the order
-// earns its share), two in every refund's (the same share of the refund is taken back). All arithmetic in integer
-// cents: round_half_down(x / d) is (2x + d - 1) / (2d) in SQLite's integer division, for x >= 0 and d > 0.
+// What a referrer gives back, as statements for other domains' batches: two in every refund's (the same share of the
+// refund is taken back). What an order earns is written by the statement that creates the order (the trigger
+// orders_referral_earning of migrations/0033_referrals.sql), so the purchase's batch spends no statement on it. All
+// arithmetic in integer cents: round_half_down(x / d) is (2x + d - 1) / (2d) in SQLite's integer division, x >= 0, d > 0.
 
 const roundHalfDown = (numerator: SQL, denominator: SQL) => sql`((2 * ${numerator} + ${denominator} - 1) / (2 * ${denominator}))`;
-
-/** An ISO timestamp `hours` after `at`, in the service's format (milliseconds, `Z`). */
-const hoursAfter = (at: SQL, hours: SQL) => sql`strftime('%Y-%m-%dT%H:%M:%fZ', ${at}, '+' || ${hours} || ' hours')`;
-
-/**
- * The purchase's one statement: when the buyer was referred (and the referrer's referrals are on), the order earns
- * round_half_down(total × percent / 100), the product's `referral_percent` where set, else the shop's. An earning of
- * 0 is not written. It becomes available at the order's time plus the longest of the shop's hold, the product's
- * warranty and the order's hold period. Keyed on the order number: nothing when the batch bought no order; the unique
- * index on the order (kind 'earning') is the backstop against a second earning.
- */
-export function earningStatement(orderNumber: string, now: string, orderHoldHours: number): SQL {
-  return sql`
-    INSERT INTO referral_earnings (referrer_id, order_id, kind, earned_cents, amount_cents, status, available_at, created_at, updated_at)
-    SELECT e.referrer_id, e.order_id, 'earning', e.cents, e.cents, 'pending', ${hoursAfter(sql`e.created_at`, sql`e.hold_hours`)}, ${now}, ${now}
-    FROM (
-      SELECT r.id AS referrer_id, o.id AS order_id, o.created_at,
-             ${roundHalfDown(sql`o.total_amount_cents * coalesce(p.referral_percent, s.percent)`, sql`100`)} AS cents,
-             max(s.hold_days * 24, p.warranty_hours, ${orderHoldHours}) AS hold_hours
-      FROM orders o
-        JOIN users b ON b.id = o.user_id
-        JOIN users r ON r.id = b.referred_by AND r.referrals_off_at IS NULL
-        JOIN products p ON p.id = o.product_id
-        JOIN referral_settings s ON s.id = 1
-      WHERE o.order_number = ${orderNumber}
-    ) e
-    WHERE e.cents > 0`;
-}
 
 /**
  * The two statements of a refund's batch, after the statement that raised the order's `refunded_amount` by the
