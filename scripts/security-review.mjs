@@ -665,6 +665,103 @@ sections.money = async () => {
   check('Medium', 'a JSON body nested 200 deep → 422', isError(nested, 422, 'VALIDATION_FAILED'), brief(nested));
 };
 
+// The fourth review ("A revoked key buys nothing, a blocked buyer stays blocked").
+
+sections.revoked = async () => {
+  // A $1 deposit carrying a $12 order, its key revoked, then paid ("Mark paid"): credited, not bought.
+  const user = await newUser('revoked', 11);
+  const product = await newProduct('revoked', { price: 12, stock: 2 });
+  const key = await newKey(user.key);
+  const order = { product_id: product.id, quantity: 1, expected_total: 12 };
+  const deposit = await must(await api('POST', '/wallet/deposit', { key: key.key, body: { amount: 1, gateway: 'gateway_one', order } }), 200, 'a deposit with an order');
+  await must(await api('DELETE', `/api-keys/${key.id}`, { key: user.key }), 200, 'revoking the key');
+  await must(await api('POST', `/admin/deposits/${deposit.deposit_id}/mark-paid`, { admin: true, body: {} }), 200, 'mark paid');
+  const status = (await api('GET', `/wallet/deposits/${deposit.deposit_id}/status`, { key: user.key })).json?.data;
+  check('Medium', "a revoked key's deposit order is not bought (order_error UNAUTHORIZED)", status?.order_id === null && status?.order_error === 'UNAUTHORIZED', JSON.stringify(status));
+  check('Medium', 'the credit stands and the balance is not spent', (await balanceOf(user)) === 12);
+};
+
+sections.blocked = async () => {
+  const rules = [];
+  const addRule = async (type, value) => {
+    const res = await api('POST', '/admin/blocklist', { admin: true, body: { type, value } });
+    if (res.status === 201) rules.push(res.json.data.id);
+    return res;
+  };
+  const product = await newProduct('blocked', { price: 1, stock: 20 });
+  try {
+    const user = await newUser('blocked', 5);
+    await addRule('email', user.email.toUpperCase());
+    const moved = await api('PUT', '/user/profile', { key: user.key, body: { email: `moved-${RUN}-${Math.random().toString(36).slice(2, 8)}@example.com` }, ip: freshIp() });
+    check('Medium', 'an email change away from a blocked address → 403 BLOCKED', isError(moved, 403, 'BLOCKED'), brief(moved));
+    check('Medium', 'the blocked buyer still cannot buy', isError(await buy(user.key, product.id), 403, 'BLOCKED'));
+    const local = `tag${RUN}${Math.random().toString(36).slice(2, 6)}`;
+    await addRule('email', `${local}@example.com`);
+    const tagged = await api('POST', '/admin/users', { admin: true, body: { name: 'Tagged', email: `${local}+shop@Example.com`, password: `review password ${RUN}` } });
+    check('Low', 'an email rule matches a +tag address', isError(await buy(tagged.json?.data?.api_key, product.id), 403, 'BLOCKED'));
+    const domain = `wild${RUN}.example`;
+    check('Low', '*.domain is a valid email_domain rule', (await addRule('email_domain', `*.${domain}`)).status === 201);
+    const sub = await api('POST', '/admin/users', { admin: true, body: { name: 'Sub', email: `a@mail.${domain}`, password: `review password ${RUN}` } });
+    check('Low', '*.domain matches a sub-domain', isError(await buy(sub.json?.data?.api_key, product.id), 403, 'BLOCKED'));
+    for (const country of ['T1', 'XX']) check('Low', `country ${country} is a valid rule`, (await addRule('country', country)).status === 201);
+    for (const value of ['0.0.0.0/0', '10.0.0.0/7', '::/0', '2001::/15']) {
+      const res = await api('POST', '/admin/blocklist', { admin: true, body: { type: 'ip', value } });
+      check('Low', `an ip rule ${value} → 422 errors.value`, isError(res, 422, 'VALIDATION_FAILED') && Boolean(res.json?.errors?.value), brief(res));
+    }
+    for (const [name, ch] of Object.entries({ NUL: '\u0000', 'U+202E': '\u202e', 'U+200B': '\u200b' })) {
+      const res = await api('POST', '/admin/blocklist', { admin: true, body: { type: 'email', value: `a${ch}b@example.com` } });
+      check('Low', `an email rule with ${name} → 422`, isError(res, 422, 'VALIDATION_FAILED'), brief(res));
+    }
+    const buyer = await newUser('unreadable', 5);
+    await addRule('ip', '203.0.113.0/24');
+    for (const ip of ['198.051.100.007', '[2001:db8::1]', 'fe80::1%eth0', '192.0.2.1, 192.0.2.2', '3221225985']) {
+      const res = await api('POST', '/orders', { key: buyer.key, body: { product_id: product.id, quantity: 1 }, ip });
+      check('Low', `while an ip rule exists, client address ${JSON.stringify(ip)} → 403 BLOCKED`, isError(res, 403, 'BLOCKED'), brief(res));
+    }
+    check('Low', 'a readable address outside the rule buys', (await buy(buyer.key, product.id)).status === 201 || (await api('POST', '/orders', { key: buyer.key, body: { product_id: product.id, quantity: 1 }, ip: freshIp() })).status === 201);
+  } finally {
+    for (const id of rules) await api('DELETE', `/admin/blocklist/${id}`, { admin: true });
+  }
+};
+
+sections.invisible = async () => {
+  const user = await newUser('invisible');
+  for (const [name, text] of Object.entries({ 'U+200B only': '\u200b', 'U+2028 inside': 'Ada\u2028Lovelace', 'U+FEFF inside': 'Ada\ufeff', 'U+2060 inside': 'Ada\u2060L' })) {
+    const res = await api('PUT', '/user/profile', { key: user.key, body: { name: text } });
+    check('Low', `a name with ${name} → 422`, isError(res, 422, 'VALIDATION_FAILED') && Boolean(res.json?.errors?.name), brief(res));
+  }
+};
+
+sections.sandbox = async () => {
+  const user = await newUser('sandbox');
+  const victim = await newUser('victim');
+  const test = await newKey(user.key, { mode: 'test' });
+  if (test.res.status !== 201) return check('Info', 'test mode is on (SANDBOX_DB bound)', false, brief(test.res));
+  const res = await api('PUT', '/user/profile', { key: test.key, body: { email: victim.email } });
+  check('Low', 'a test key changing the email → 422 errors.email', isError(res, 422, 'VALIDATION_FAILED') && Boolean(res.json?.errors?.email), brief(res));
+  check('Low', "the victim's first test key is made", (await newKey(victim.key, { mode: 'test' })).res.status === 201);
+  const deposit = (await api('POST', '/wallet/deposit', { key: test.key, body: { amount: 5, gateway: 'gateway_one' } })).json?.data;
+  check('Info', 'a test payment_url is /test/pay/<token>', /\/test\/pay\/[0-9A-Za-z]{32}$/.test(deposit?.payment_url ?? ''), deposit?.payment_url);
+  check('Info', 'a deposit id alone opens no test payment page', (await request('GET', `/test/pay/${deposit?.deposit_id}`)).status === 404);
+  const anonymous = await request('POST', '/dashboard/console/products', { headers: { Origin: ORIGIN }, body: new URLSearchParams({ name: 'x' }) });
+  check('Low', 'an anonymous console post is sent to sign in (and refreshes nothing)', anonymous.status === 303 && /sign-in/.test(String(anonymous.headers.location)), brief(anonymous));
+};
+
+sections.console = async ({ operator }) => {
+  const buyer = await newUser('console', 5);
+  for (const [path, form] of [
+    [`/dashboard/console/users/${buyer.id}/balance`, { amount: '1', description: 'review' }],
+  ]) {
+    const res = await request('POST', path, { cookie: operator, headers: { Origin: ORIGIN }, body: new URLSearchParams(form), ip: freshIp() });
+    check('Info', `a console money form without idempotency_key → 422 (${path})`, res.status === 422, `${res.status}`);
+  }
+  const product = await newProduct('console', { price: 1, stock: 2 });
+  const order = (await buy(buyer.key, product.id)).json?.data;
+  const refund = await request('POST', `/dashboard/console/orders/${order?.id}/refund`, { cookie: operator, headers: { Origin: ORIGIN }, body: new URLSearchParams({ amount: '0.5', reason: 'review' }), ip: freshIp() });
+  check('Info', 'a console refund without idempotency_key → 422', refund.status === 422, `${refund.status}`);
+  check('Info', 'nothing moved', (await balanceOf(buyer)) === 4);
+};
+
 // ---------------------------------------------------------------------------------------------------------------
 
 async function main() {

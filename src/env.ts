@@ -1,5 +1,6 @@
 // The ground floor: what the worker is given (bindings, vars) and the settings read from it. Nothing here imports
 // from src/services: reading vars into richer things (a slot's provider and keys) belongs to the service using them.
+import { publicBaseUrl } from './lib/public-base-url';
 
 /** One outgoing webhook delivery: the message of WEBHOOK_QUEUE (consumed by src/services/events/delivery.ts). */
 export interface DeliveryMessage {
@@ -127,7 +128,8 @@ function nonNegativeInt(raw: string | undefined, fallback: number): number {
 
 export function readConfig(env: Bindings): Config {
   return {
-    paymentBaseUrl: (env.PAYMENT_BASE_URL || 'http://localhost:8787').replace(/\/+$/, ''),
+    // Unset: the shop's own origin (its local checkout page with DEV_CHECKOUT), then plain `wrangler dev`'s default.
+    paymentBaseUrl: (env.PAYMENT_BASE_URL || publicBaseUrl(env) || 'http://localhost:8787').replace(/\/+$/, ''),
     vars: env,
     gatewayPollMinutes: nonNegativeInt(env.GATEWAY_POLL_MINUTES, 5),
     gatewayPollLimit: nonNegativeInt(env.GATEWAY_POLL_LIMIT, 20),

@@ -5,7 +5,7 @@ import { sameOriginOnly } from '../middleware/same-origin';
 import { isUnauthorized } from '../middleware/session';
 import type { IdempotencyClaim, KeyOwner } from '../services/idempotency';
 import type { z } from 'zod';
-import { ApiError, fieldErrors, notFound, validationFailed, type FieldErrors } from '../lib/errors';
+import { ApiError, fieldError, fieldErrors, notFound, validationFailed, type FieldErrors } from '../lib/errors';
 import { readNumber } from '../lib/exact-json';
 
 // Forms post strings; the API's schemas are strictly typed. A field that is a plain decimal number is handed to the
@@ -130,6 +130,16 @@ const ID = /^[1-9]\d{0,14}$/;
 export function idFromPath(raw: string | undefined, what: string): number {
   if (raw === undefined || !ID.test(raw)) throw notFound(what);
   return Number(raw);
+}
+
+/**
+ * A console form that moves money (a refund, a balance adjustment, a claim's refund) carries its `idempotency_key`:
+ * a post without one is refused (422 on the field, nothing changes) rather than repeated on every re-send.
+ */
+export function requireFormKey(fields: FormFields): void {
+  if (fields.idempotency_key === undefined || fields.idempotency_key === '') {
+    throw fieldError('idempotency_key', 'idempotency_key is required: this form moves money; open the page again and send it from there.');
+  }
 }
 
 /**

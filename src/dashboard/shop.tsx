@@ -1,4 +1,5 @@
 import { Hono, type Context } from 'hono';
+import { publicBaseUrl } from '../lib/public-base-url';
 import type { Child } from 'hono/jsx';
 import type { AppEnv } from '../env';
 import { requireSession } from '../middleware/session';
@@ -264,7 +265,7 @@ export const shopPages = new Hono<AppEnv>()
         const request = {
           amountCents: body.amount,
           gateway: body.gateway,
-          origin: new URL(c.req.url).origin,
+          origin: publicBaseUrl(c.env),
           beforeVendorCall: vendorInvoiceThrottle(c),
           order: { productId, quantity: order.quantity, coupon: order.coupon ?? null, expectedTotalCents: order.expected_total },
         };

@@ -1,4 +1,5 @@
 import { Hono, type Context } from 'hono';
+import { publicBaseUrl } from '../lib/public-base-url';
 import { readConfig, type AppEnv } from '../env';
 import { PaginationQuery } from '../lib/pagination';
 import { requireSession } from '../middleware/session';
@@ -127,7 +128,7 @@ export const walletPages = new Hono<AppEnv>()
     formHandler(
       async (c, fields) => {
         const body = parseForm(DepositBody, fields, ['amount']);
-        const request = { amountCents: body.amount, gateway: body.gateway, cryptoCurrency: body.crypto_currency, origin: new URL(c.req.url).origin, beforeVendorCall: vendorInvoiceThrottle(c) };
+        const request = { amountCents: body.amount, gateway: body.gateway, cryptoCurrency: body.crypto_currency, origin: publicBaseUrl(c.env), beforeVendorCall: vendorInvoiceThrottle(c) };
         return redirectOnce(
           c,
           fields,

@@ -93,3 +93,20 @@ const maskByte = (bits: number, i: number) => (0xff << (8 - Math.max(0, Math.min
 /** Whether every range of `inner` lies within some range of `outer`. */
 export const rangesWithin = (inner: [string, string][], outer: [string, string][]) =>
   inner.every(([start, end]) => outer.some(([from, to]) => start >= from && end <= to));
+
+/** The IPv4-mapped space (`::ffff:0:0/96`) as the hex prefix of its addresses. */
+const MAPPED_V4 = '00000000000000000000ffff';
+
+/**
+ * Whether a [start, end] range (from `ipRange`) is wider than a /8 of IPv4 or a /16 of IPv6: the widest a blocklist
+ * rule may be. Counted in bits that start and end share, so an IPv4 range written as IPv6 (`::ffff:0.0.0.0/96`) is
+ * held to the IPv4 limit.
+ */
+export function rangeTooWide([start, end]: [string, string]): boolean {
+  let shared = 0;
+  while (shared < 128 && bitAt(start, shared) === bitAt(end, shared)) shared++;
+  const v4 = start.startsWith(MAPPED_V4) && end.startsWith(MAPPED_V4);
+  return shared < (v4 ? 96 + 8 : 16);
+}
+
+const bitAt = (hex: string, bit: number) => (parseInt(hex[bit >> 2], 16) >> (3 - (bit & 3))) & 1;

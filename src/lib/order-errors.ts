@@ -13,7 +13,8 @@ const REASONS: Record<string, string> = {
   EMAIL_NOT_VERIFIED: 'the email address is not confirmed yet',
   ACCOUNT_ON_HOLD: 'the account is on hold',
   BLOCKED: 'it cannot be done from this account or place',
-  UNAUTHORIZED: 'the account is disabled',
+  UNAUTHORIZED: 'the API key that asked for it was revoked or expired, or the account is disabled',
+  DEPOSIT_EXPIRED: 'the payment arrived after the deposit expired',
 };
 
 /** "the price changed", for an `order_error` code (a code not known here is named as it is). */

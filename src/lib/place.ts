@@ -17,7 +17,7 @@ interface CfProperties {
 
 export function placeOf(request: Request, clientIp: string | undefined): RequestPlace {
   const cf = (request as Request & { cf?: CfProperties }).cf;
-  const country = typeof cf?.country === 'string' && /^[A-Za-z]{2}$/.test(cf.country) ? cf.country.toUpperCase() : null;
+  const country = typeof cf?.country === 'string' && /^([A-Za-z]{2}|T1)$/i.test(cf.country) ? cf.country.toUpperCase() : null;
   const asn = typeof cf?.asn === 'number' && Number.isSafeInteger(cf.asn) ? cf.asn : null;
   return { ip: clientIp ?? null, country, asn };
 }

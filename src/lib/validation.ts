@@ -30,14 +30,20 @@ export const usdAmount = (field: string, minCents: number, maxCents: number) => 
 };
 
 /**
- * Characters no text a person types may hold (contract, "Human text"): C0 and C1 controls, DEL, and the bidirectional
- * controls that make a name display reversed in the console or a spreadsheet.
+ * Characters no text a person types may hold (contract, "Human text"): C0 and C1 controls, DEL, the bidirectional
+ * controls that make a name display reversed in the console or a spreadsheet, and the invisible ones a name made of
+ * nothing, or a line break nobody sees, hides in (zero-width space, non-joiner and joiner, word joiner, byte order
+ * mark, line and paragraph separators).
  */
 const CONTROL_RANGES: Array<[number, number]> = [
   [0x00, 0x1f],
   [0x7f, 0x9f],
+  [0x200b, 0x200d],
+  [0x2028, 0x2029],
   [0x202a, 0x202e],
+  [0x2060, 0x2060],
   [0x2066, 0x2069],
+  [0xfeff, 0xfeff],
 ];
 const hex = (codePoint: number) => `\\u${codePoint.toString(16).padStart(4, '0')}`;
 
@@ -63,9 +69,11 @@ export function controlClass(allowed = ''): string {
 }
 
 /** What JavaScript's `\s` (and so `trim()`) matches beyond the controls: the spaces a name may start or end with. */
-const SPACES = ' \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
+const SPACES = ' \\u00a0\\u1680\\u2000-\\u200a\\u202f\\u205f\\u3000';
 const CONTROL = new RegExp(`[${controlClass()}]`);
 const CONTROL_BUT_LF = new RegExp(`[${controlClass('\n')}]`);
+/** Something visible: a text made only of spaces and invisible characters is blank. */
+const VISIBLE = new RegExp(`[^\\s${controlClass()}]`);
 
 /**
  * The document's pattern of each, the whole rule in one unambiguous expression (spaces, then the first character
@@ -82,8 +90,8 @@ export const humanLine = (field: string, max: number) =>
   z
     .string(`${field} must be a string`)
     .max(max, `${field} may not be greater than ${max} characters`)
-    .regex(/\S/, `${field} may not be blank`)
-    .refine((text) => !CONTROL.test(text), `${field} may not contain control characters (line breaks, tabs, escapes, direction marks)`)
+    .regex(VISIBLE, `${field} may not be blank`)
+    .refine((text) => !CONTROL.test(text), `${field} may not contain control characters (line breaks, tabs, escapes, direction marks, invisible characters)`)
     .trim()
     .openapi({ pattern: HUMAN_LINE_PATTERN });
 
@@ -92,9 +100,9 @@ export const humanText = (field: string, max: number) =>
   z
     .string(`${field} must be a string`)
     .max(max, `${field} may not be greater than ${max} characters`)
-    .regex(/\S/, `${field} may not be blank`)
+    .regex(VISIBLE, `${field} may not be blank`)
     .transform((text) => text.replace(/\r\n/g, '\n'))
-    .refine((text) => !CONTROL_BUT_LF.test(text), `${field} may not contain control characters other than line feeds`)
+    .refine((text) => !CONTROL_BUT_LF.test(text), `${field} may not contain control characters other than line feeds (nor invisible characters)`)
     .transform((text) => text.trim())
     .openapi({ pattern: HUMAN_TEXT_PATTERN });
 

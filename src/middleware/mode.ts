@@ -4,6 +4,7 @@ import { resilient } from '../db/d1';
 import { readConfig, type AppEnv, type Bindings, type Config } from '../env';
 import { ApiError, unauthorized } from '../lib/errors';
 import { publicBaseUrl } from '../lib/public-base-url';
+import { copyDisabledToSandbox } from '../services/sandbox/key-makers';
 
 // Test mode (docs/test-mode.md): the prefix of the presented API key names the database a request runs on. A
 // `sk_test_` key selects SANDBOX_DB, anything else the live DB; every service then works on `c.var.db` as it always
@@ -68,4 +69,19 @@ function testGatewayBaseUrl(c: Context<AppEnv>): string {
 export function modeConfig(c: Context<AppEnv>): Config {
   const config = readConfig(c.env);
   return c.var.mode === 'test' ? { ...config, testGateway: { publicBaseUrl: testGatewayBaseUrl(c) } } : config;
+}
+
+/**
+ * After an operator's change of a user (the admin API's PATCH, the console's Disable/Enable): a change of `disabled`
+ * is copied to the sandbox at once, so the user's test keys are refused from their next request too (one sandbox
+ * round trip more, for this rare change; the scheduled sweep is the backstop).
+ */
+export async function disabledAlsoInSandbox<T extends { id: number; disabledAt: string | null }>(
+  c: Context<AppEnv>,
+  changes: { disabled?: boolean },
+  user: T,
+): Promise<T> {
+  const sandbox = sandboxDatabase(c.env);
+  if (sandbox && changes.disabled !== undefined) await copyDisabledToSandbox(sandbox, user.id, user.disabledAt);
+  return user;
 }

@@ -51,14 +51,16 @@ export const HoldBody = z.object({
 
 /** Each rule type's values, as the document states them (the service normalises case and computes an ip range). */
 export const BLOCK_VALUE_PATTERNS: Record<(typeof BLOCK_TYPES)[number], { pattern: string; message: string; example: string }> = {
-  email: { pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$', message: 'value must be an email address', example: 'fraud@example.com' },
+  // An account's email is checked so (src/lib/validation.ts, `emailAddress`): no control, bidi or invisible character.
+  email: { pattern: z.regexes.email.source, message: 'value must be an email address', example: 'fraud@example.com' },
   email_domain: {
-    pattern: '^@?([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z0-9][A-Za-z0-9-]{0,61}[A-Za-z0-9]$',
-    message: 'value must be an email domain, e.g. example.com',
+    pattern: '^(@|\\*\\.)?([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z0-9][A-Za-z0-9-]{0,61}[A-Za-z0-9]$',
+    message: 'value must be an email domain, e.g. example.com, or *.example.com for it and every sub-domain',
     example: 'example.com',
   },
   ip: { pattern: IP_OR_CIDR_PATTERN, message: 'value must be an IPv4 or IPv6 address or a CIDR range, e.g. 203.0.113.0/24', example: '203.0.113.0/24' },
-  country: { pattern: '^[A-Za-z]{2}$', message: 'value must be a two-letter ISO 3166 country code, e.g. BE', example: 'BE' },
+  // Cloudflare's own codes too: T1 (Tor) and XX (unknown).
+  country: { pattern: '^([A-Za-z]{2}|[Tt]1)$', message: 'value must be a two-letter ISO 3166 country code, e.g. BE, or T1 (Tor) or XX', example: 'BE' },
   asn: { pattern: '^(AS|as)?[1-9][0-9]{0,9}$', message: 'value must be an AS number, e.g. 64512', example: '64512' },
 };
 

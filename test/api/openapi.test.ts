@@ -18,7 +18,7 @@ describe('OpenAPI document', () => {
         '/r/{code}',
         '/media/{name}',
         '/pay/{deposit_id}/{outcome}',
-        '/test/pay/{deposit_id}',
+        '/test/pay/{token}',
         '/api/v2/test/deposits/{id}/pay',
         '/api/v2/test/deposits/{id}/fail',
         '/api/v2/test/deposits/{id}/expire',

@@ -395,8 +395,9 @@ describe('POST /admin/products/{id}/stock', () => {
   });
 });
 
+// Emoji without a zero-width joiner: human text refuses U+200D like every invisible character (docs/security.md).
 describe('hostile and non-ASCII text is stored and returned verbatim', () => {
-  const HOSTILE = ["'; DROP TABLE users; --", 'Robert"); DELETE FROM stock_items; --', 'Ünïcødé 日本語 Ελληνικά', 'emoji 🎟️🔥👩‍💻', "back\\slash % _ ' \""];
+  const HOSTILE = ["'; DROP TABLE users; --", 'Robert"); DELETE FROM stock_items; --', 'Ünïcødé 日本語 Ελληνικά', 'emoji 🎟️🔥👩💻', "back\\slash % _ ' \""];
 
   it('in product names, skus and categories', async () => {
     for (const [i, name] of HOSTILE.entries()) {
@@ -437,7 +438,7 @@ describe('hostile and non-ASCII text is stored and returned verbatim', () => {
   });
 
   it('in user names and adjustment descriptions', async () => {
-    const name = "O'Brien; DROP TABLE users; -- 👩‍💻";
+    const name = "O'Brien; DROP TABLE users; -- 👩💻";
     const res = await createUser({ name, email: `${unique('hostile')}@example.com`, password: 'password123' });
     expect(res.status, res.text).toBe(201);
     expect(res.json.data.name).toBe(name);

@@ -246,7 +246,7 @@ describe('the mirror', () => {
 });
 
 describe('the test gateway', () => {
-  it('every slot is the test gateway; its payment page is <PUBLIC_BASE_URL>/test/pay/<id>', async () => {
+  it('every slot is the test gateway; its payment page is <PUBLIC_BASE_URL>/test/pay/<token>', async () => {
     const { test } = await testUser();
     const gateways = await call('/wallet/gateways', { key: test.key });
     expect(gateways.json.data.map((g: { gateway: string; provider: string }) => [g.gateway, g.provider])).toEqual([
@@ -255,7 +255,9 @@ describe('the test gateway', () => {
       ['gateway_three', 'test'],
     ]);
     const deposit = await testDeposit(test, 25, 'gateway_three');
-    expect(deposit.payment_url).toBe(`http://localhost/test/pay/${deposit.deposit_id}`);
+    expect(deposit.payment_url).toMatch(/^http:\/\/localhost\/test\/pay\/[0-9A-Za-z]{32}$/);
+    // The deposit id alone opens nothing.
+    expect((await SELF.fetch(`http://localhost/test/pay/${deposit.deposit_id}`)).status).toBe(404);
   });
 
   it('pay credits the deposit through the live credit path, once; events carry livemode false', async () => {
@@ -319,7 +321,7 @@ describe('the test gateway', () => {
   it('the payment page: Pay, Pay less and Fail, same origin only', async () => {
     const { test } = await testUser();
     const deposit = await testDeposit(test, 40);
-    const url = `http://localhost/test/pay/${deposit.deposit_id}`;
+    const url = deposit.payment_url as string;
     const page = await SELF.fetch(url);
     expect(page.status).toBe(200);
     const html = await page.text();
@@ -335,8 +337,9 @@ describe('the test gateway', () => {
     const pay = await post('pay');
     expect(await pay.text()).toContain('<dd id="status">paid</dd>');
     expect(await balance(test)).toBe(1040);
-    // The page reads the sandbox only: an id it does not hold is a 404.
-    expect((await SELF.fetch('http://localhost/test/pay/999999999')).status).toBe(404);
+    // The page reads the sandbox only: a token it does not hold, or a deposit id, is a 404.
+    expect((await SELF.fetch(`http://localhost/test/pay/${'x'.repeat(32)}`)).status).toBe(404);
+    expect((await SELF.fetch(`http://localhost/test/pay/${deposit.deposit_id}`)).status).toBe(404);
   });
 
   it('a test webhook endpoint gets sandbox events, delivered from the sandbox with livemode false', async () => {

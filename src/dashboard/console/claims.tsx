@@ -8,9 +8,9 @@ import { ClaimsQuery, RejectBody } from '../../schemas/after-sale';
 import { operatorActor } from '../../services/accounts/audit-log';
 import { queryAsOperator } from '../../services/caller';
 import { claimsQuery, resolveClaim, type AdminClaim, type Resolution } from '../../services/orders/claims';
-import { Alert, Money, Pager, Status, When } from '../components';
+import { Alert, IdempotencyKey, Money, Pager, Status, When } from '../components';
 import { withDone } from '../done-notices';
-import { formHandler, idFromPath, parseForm, sameOriginForm, type FormProblem } from '../forms';
+import { formHandler, idFromPath, parseForm, requireFormKey, sameOriginForm, type FormProblem } from '../forms';
 import { page } from '../layout';
 import { DataTable } from '../tables';
 
@@ -43,6 +43,7 @@ function Decision({ claim }: { claim: AdminClaim }) {
         <button type="submit">Replace</button>
       </form>
       <form method="post" action={`${base}/refund`} class="inline">
+        <IdempotencyKey />
         <button type="submit" class="secondary">
           Refund item
         </button>
@@ -105,6 +106,8 @@ const resolveForm = (action: Resolution['action']) =>
   formHandler(
     async (c, fields) => {
       const id = idFromPath(c.req.param('id'), 'Claim');
+      // A claim is resolved once (409 CLAIM_RESOLVED after), and its refund, which moves money, carries its key too.
+      if (action === 'refund') requireFormKey(fields);
       const resolution: Resolution = action === 'reject' ? { action, note: parseForm(RejectBody, fields).note } : { action };
       const { productId } = await resolveClaim(c.var.db, operatorActor(c.var.caller), id, resolution, mailFor(c), publishAfterResponse(c));
       if (action === 'replace') await purgeSoldProducts(c, [productId]);

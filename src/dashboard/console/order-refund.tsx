@@ -11,7 +11,7 @@ import { orderDetailQuery } from '../../services/operator/orders';
 import { refundOrder } from '../../services/orders/refunds';
 import { Field, Money } from '../components';
 import { withDone } from '../done-notices';
-import { formHandler, idFromPath, parseForm, plainNumber, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from '../forms';
+import { formHandler, idFromPath, parseForm, plainNumber, redirectOnce, requireFormKey, sameOriginForm, type FormFields, type FormProblem } from '../forms';
 import { confirmationPage, confirmPath } from './confirm';
 
 // "Refund" on a console order page: part or all of an order that is not cancelled, through a confirmation page, once
@@ -85,6 +85,7 @@ export const consoleRefunds = (orderPage: (c: Context<AppEnv>, id: number, probl
       formHandler(
         async (c, fields) => {
           const id = idFromPath(c.req.param('id'), 'Order');
+          requireFormKey(fields);
           const body = bodyOf(fields);
           const landing = withDone(`${ORDERS}/${id}`, 'order_refunded');
           return redirectOnce(

@@ -1,6 +1,7 @@
 import { Hono, type Context } from 'hono';
 import type { TransactionRow } from '../../db/schema';
 import type { AppEnv } from '../../env';
+import { disabledAlsoInSandbox } from '../../middleware/mode';
 import { publishAfterResponse } from '../../middleware/publish-events';
 import { requireOperatorSession } from '../../middleware/session';
 import { AdjustmentBody, UpdateUserBody, UsersQuery } from '../../schemas/operator';
@@ -12,7 +13,7 @@ import { createPasswordReset, type ResetLink } from '../../services/accounts/pas
 import { adjustBalance } from '../../services/payments/wallet';
 import { Alert, Field, Money, Notice, Pager, SearchForm, When } from '../components';
 import { ApiError, type FieldErrors } from '../../lib/errors';
-import { formHandler, idFromPath, parseForm, plainNumber, redirectOnce, sameOriginForm, type FormFields, type FormProblem } from '../forms';
+import { formHandler, idFromPath, parseForm, plainNumber, redirectOnce, requireFormKey, sameOriginForm, type FormFields, type FormProblem } from '../forms';
 import { withDone } from '../done-notices';
 import { page } from '../layout';
 import { DataTable, DepositsTable, OrdersTable, TransactionsTable } from '../tables';
@@ -126,7 +127,7 @@ const pathUserId = (c: Context<AppEnv>) => idFromPath(c.req.param('id'), 'User')
 /** Disable or enable: the PATCH /admin/users/{id} of the console, audited; 303 back to the user. */
 const setDisabled = (disabled: boolean) => async (c: Context<AppEnv>) => {
   const id = pathUserId(c);
-  await updateUser(c.var.db, operatorActor(c.var.caller), id, { disabled });
+  await disabledAlsoInSandbox(c, { disabled }, await updateUser(c.var.db, operatorActor(c.var.caller), id, { disabled }));
   return c.redirect(withDone(userPath(id), disabled ? 'account_disabled' : 'account_enabled'), 303);
 };
 
@@ -169,6 +170,7 @@ export const consoleUsers = new Hono<AppEnv>()
     formHandler(
       async (c, fields) => {
         const id = pathUserId(c);
+        requireFormKey(fields);
         const body = parseForm(AdjustmentBody, { ...fields, amount: plainNumber(fields.amount) }, ['amount']);
         return redirectOnce<TransactionRow>(
           c,

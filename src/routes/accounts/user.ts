@@ -76,14 +76,15 @@ export const userRouter = createRouter()
       path: '/profile',
       operationId: 'updateProfile',
       tags,
-      summary: 'Update name, email and/or email_receipts (email changes: 5 a minute per user, 429 beyond; with a restricted key, current_password)',
+      summary:
+        'Update name, email and/or email_receipts (email changes: 5 a minute per user, 429 beyond; with a restricted key, current_password; a blocked address, old or new, 403 BLOCKED; with a test key the email is read-only, 422)',
       ...needsScope('account'),
       request: { body: jsonBody(UpdateProfileBody) },
-      responses: { 200: jsonResponse(envelope(OwnProfileSchema), 'Updated'), ...errorResponses(401, 422, 429) },
+      responses: { 200: jsonResponse(envelope(OwnProfileSchema), 'Updated'), ...errorResponses(401, 403, 422, 429) },
     }),
     async (c) => {
       const throttles = { emailChange: emailChangeThrottle(c), passwordCheck: passwordCheckThrottle(c) };
-      const profile = await updateProfile(c.var.db, c.var.caller, c.req.valid('json'), throttles, mailFor(c));
+      const profile = await updateProfile(c.var.db, c.var.caller, c.req.valid('json'), throttles, mailFor(c), { emailReadOnly: c.var.mode === 'test' });
       return c.json(ok(presentOwnProfile(profile), 'Profile updated.'), 200);
     },
   )

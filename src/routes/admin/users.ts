@@ -6,6 +6,7 @@ import { hmacSha256Hex, openSealed, sealText } from '../../lib/crypto';
 import { envelope, ok } from '../../lib/envelope';
 import { createRouter, errorResponses, idempotencyKeyParameter, IdParams, idLinks, jsonBody, jsonResponse } from '../openapi';
 import { idempotent } from '../../middleware/idempotency';
+import { disabledAlsoInSandbox } from '../../middleware/mode';
 import { publishAfterResponse } from '../../middleware/publish-events';
 import { AdjustmentBody, UpdateUserBody, USER_ROLES, UsersQuery } from '../../schemas/operator';
 import { CreateUserWithReferralBody } from '../../schemas/users';
@@ -202,7 +203,7 @@ export const adminUsersRouter = createRouter()
       return idempotent(
         c,
         body,
-        async (claim) => updated(await updateUser(c.var.db, ADMIN_TOKEN_ACTOR, c.req.valid('param').id, body, claim)),
+        async (claim) => updated(await disabledAlsoInSandbox(c, body, await updateUser(c.var.db, ADMIN_TOKEN_ACTOR, c.req.valid('param').id, body, claim))),
         { owner: OPERATOR, render: (snapshot) => updated(snapshot as OperatorUserDetail) },
       );
     },

@@ -1,4 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { publicBaseUrl } from '../../lib/public-base-url';
 import { envelope, ok } from '../../lib/envelope';
 import { centsToAmount } from '../../lib/money';
 import type { DepositRow } from '../../db/schema';
@@ -148,7 +149,7 @@ export const walletRouter = createRouter()
         amountCents: body.amount,
         gateway: body.gateway,
         cryptoCurrency: body.crypto_currency,
-        origin: new URL(c.req.url).origin,
+        origin: publicBaseUrl(c.env),
         beforeVendorCall: vendorInvoiceThrottle(c),
         order,
       };

@@ -9,14 +9,13 @@ import { formatUsd } from '../../lib/money';
 import { sameOriginOnly } from '../../middleware/same-origin';
 import { publishAfterResponse } from '../../middleware/publish-events';
 import { userCaller } from '../../services/caller';
-import { findDeposit } from '../../services/payments/deposits';
-import { TEST_PROVIDER } from '../../services/payments/gateways/test';
-import { settleTestDeposit, type TestOutcome } from '../../services/sandbox/deposits';
+import { TEST_PAY_TOKEN } from '../../services/payments/gateways/test';
+import { findTestDeposit, settleTestDeposit, type TestOutcome } from '../../services/sandbox/deposits';
 import { STATIC_ASSETS } from '../../generated/static-assets';
 import { ErrorBody } from '../../lib/envelope';
-import { jsonResponse, pathId, type createRouter } from '../openapi';
+import { jsonResponse, type createRouter } from '../openapi';
 
-// The test gateway's payment page, `<PUBLIC_BASE_URL>/test/pay/<deposit_id>` (a sandbox deposit's payment_url): what
+// The test gateway's payment page, `<PUBLIC_BASE_URL>/test/pay/<token>` (a sandbox deposit's payment_url): what
 // a real vendor's hosted checkout is in live, with three buttons, "Pay", "Pay less" (half the amount: a mismatch,
 // nothing credited) and "Fail". Plain forms posting to the page itself, applied exactly as the API's
 // `POST /api/v2/test/deposits/{id}/pay | fail` are. It exists only where SANDBOX_DB is bound, and reaches only the
@@ -31,11 +30,11 @@ const CHOICES: Record<string, { outcome: TestOutcome; label: string; half?: bool
   fail: { outcome: 'fail', label: 'Fail' },
 };
 
-function testPayPage(deposit: DepositRow, nonce: string, result?: string): string {
+function testPayPage(deposit: DepositRow, token: string, nonce: string, result?: string): string {
   const amount = escapeHtml(formatUsd(deposit.amountCents));
   const open = deposit.status === 'pending' || deposit.status === 'expired';
   const button = (choice: string) =>
-    `<form method="post" action="/test/pay/${deposit.id}"><input type="hidden" name="choice" value="${choice}"><button type="submit" id="${choice}"${open ? '' : ' disabled'}>${CHOICES[choice].label}</button></form>`;
+    `<form method="post" action="/test/pay/${token}"><input type="hidden" name="choice" value="${choice}"><button type="submit" id="${choice}"${open ? '' : ' disabled'}>${CHOICES[choice].label}</button></form>`;
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -86,16 +85,10 @@ const pageHeaders = secureHeaders({
   xFrameOptions: 'DENY',
 });
 
-const depositIdOf = (raw: string) => {
-  if (!/^[1-9]\d{0,14}$/.test(raw)) throw notFound('Deposit');
-  return Number(raw);
-};
-
-/** A test deposit of the sandbox, or 404 (no sandbox here, no such deposit, or not the test gateway's). */
-async function testDeposit(c: Context<AppEnv>): Promise<DepositRow> {
-  const deposit = await findDeposit(c.var.db, depositIdOf(c.req.param('deposit_id') ?? ''));
-  if (deposit.provider !== TEST_PROVIDER) throw notFound('Deposit');
-  return deposit;
+/** A test deposit of the sandbox by its page's token, or 404 (no sandbox here, a malformed or unknown token). */
+async function testDeposit(c: Context<AppEnv>): Promise<{ deposit: DepositRow; token: string }> {
+  const token = c.req.param('token') ?? '';
+  return { deposit: await findTestDeposit(c.var.db, token), token };
 }
 
 export const testPayRouter = new Hono<AppEnv>()
@@ -107,18 +100,21 @@ export const testPayRouter = new Hono<AppEnv>()
     c.header('Cache-Control', 'no-store');
     await next();
   })
-  .get('/:deposit_id', async (c) => c.html(testPayPage(await testDeposit(c), c.get('secureHeadersNonce') ?? '')))
+  .get('/:token', async (c) => {
+    const { deposit, token } = await testDeposit(c);
+    return c.html(testPayPage(deposit, token, c.get('secureHeadersNonce') ?? ''));
+  })
   // Another web page must not pay or fail a deposit through a tester's browser: same origin only.
-  .post('/:deposit_id', sameOriginOnly, async (c) => {
-    const deposit = await testDeposit(c);
+  .post('/:token', sameOriginOnly, async (c) => {
+    const { deposit, token } = await testDeposit(c);
     // Whatever was posted: a body that is no form is no choice.
     const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
     const choice = CHOICES[typeof form.choice === 'string' ? form.choice : ''];
-    if (!choice) return c.html(testPayPage(deposit, c.get('secureHeadersNonce') ?? '', 'Choose Pay, Pay less or Fail.'), 422);
+    if (!choice) return c.html(testPayPage(deposit, token, c.get('secureHeadersNonce') ?? '', 'Choose Pay, Pay less or Fail.'), 422);
     const amountCents = choice.half ? Math.max(1, Math.floor(deposit.amountCents / 2)) : undefined;
     const after = await settleTestDeposit(c.var.db, userCaller(deposit.userId), deposit.id, choice.outcome, { amountCents, publish: publishAfterResponse(c) });
     const result = after.status === 'paid' ? 'Paid: the test wallet is credited.' : after.status === 'failed' ? 'The payment failed.' : `Paid ${formatUsd(amountCents ?? 0)}: less than the deposit, nothing credited.`;
-    return c.html(testPayPage(after, c.get('secureHeadersNonce') ?? '', result));
+    return c.html(testPayPage(after, token, c.get('secureHeadersNonce') ?? '', result));
   });
 
 const html = (description: string) => ({ description, content: { 'text/html': { schema: { type: 'string' as const } } } });
@@ -126,11 +122,11 @@ const html = (description: string) => ({ description, content: { 'text/html': { 
 /** The page in the OpenAPI document, beside the other pages outside the API. */
 export function registerTestPayDocs(app: ReturnType<typeof createRouter>) {
   const tags = ['Pages'];
-  const params = z.object({ deposit_id: pathId('deposit_id') });
+  const params = z.object({ token: z.string().regex(TEST_PAY_TOKEN).openapi({ description: "the token of the deposit's payment_url (a deposit id opens nothing)" }) });
   const notServed = { 404: jsonResponse(ErrorBody, 'Unknown test deposit, or no test mode (SANDBOX_DB unbound)') };
   app.openAPIRegistry.registerPath({
     method: 'get',
-    path: '/test/pay/{deposit_id}',
+    path: '/test/pay/{token}',
     operationId: 'getTestPaymentPage',
     tags,
     summary: "Test mode: the test gateway's payment page (a sandbox deposit's payment_url)",
@@ -139,7 +135,7 @@ export function registerTestPayDocs(app: ReturnType<typeof createRouter>) {
   });
   app.openAPIRegistry.registerPath({
     method: 'post',
-    path: '/test/pay/{deposit_id}',
+    path: '/test/pay/{token}',
     operationId: 'submitTestPayment',
     tags,
     summary: "Test mode: the payment page's buttons (form field `choice`: pay, pay_less, fail)",

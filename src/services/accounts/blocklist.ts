@@ -3,7 +3,7 @@ import { columnsOf, rowsOf } from '../../db/batch';
 import type { Db } from '../../db/client';
 import { blocklist, type BlockRuleRow, type BlockType } from '../../db/schema';
 import { ApiError, fieldError, notFound } from '../../lib/errors';
-import { addressHex, ipRange } from '../../lib/ip';
+import { addressHex, ipRange, rangeTooWide } from '../../lib/ip';
 import type { RequestPlace } from '../../lib/place';
 import { pageWindow, type Page } from '../../lib/pagination';
 import { isoNow } from '../../lib/time';
@@ -20,25 +20,59 @@ export const BLOCKED_MESSAGE = 'This cannot be done from this account or place. 
 export const blocked = () => new ApiError('BLOCKED', BLOCKED_MESSAGE);
 
 /**
- * The condition on `b` (an alias of blocklist) that a rule matches an account's email (SQL text) or the request's
- * place. Each branch is a lookup on the (type, value) index, the ip one a range scan of the ip rules.
+ * An address as the rules see it, from SQL text `e`: `email` in lower case without a `+tag` in its local part (what an
+ * `email` rule stores), `domain` in lower case. One place for both spellings, so a rule and an address always agree.
  */
-export function ruleMatches(email: SQL, place: RequestPlace | undefined): SQL {
-  const ipHex = place?.ip ? addressHex(place.ip) : null;
-  return sql`((b.type = 'email' AND b.value = lower(${email}))
-    OR (b.type = 'email_domain' AND b.value = lower(substr(${email}, instr(${email}, '@') + 1)))
-    OR (b.type = 'ip' AND ${ipHex} IS NOT NULL AND ${ipHex} BETWEEN b.range_start AND b.range_end)
-    OR (b.type = 'country' AND b.value = ${place?.country ?? null})
-    OR (b.type = 'asn' AND b.value = ${place?.asn === null || place?.asn === undefined ? null : String(place.asn)}))`;
+const matchedAddress = (e: SQL) => {
+  const at = sql`instr(${e}, '@')`;
+  const local = sql`substr(${e}, 1, ${at} - 1)`;
+  const plus = sql`instr(${local}, '+')`;
+  return sql`lower(CASE WHEN ${plus} > 0 THEN substr(${local}, 1, ${plus} - 1) ELSE ${local} END || substr(${e}, ${at})) AS email,
+             lower(substr(${e}, ${at} + 1)) AS domain`;
+};
+
+/** The accounts' addresses a check compares (`m.email`, `m.domain`): an account's own, or an address not yet stored. */
+const accountAddress = (userId: SQL) => sql`SELECT ${matchedAddress(sql`u.email`)} FROM users u WHERE u.id = ${userId}`;
+const givenAddress = (email: string) => sql`SELECT ${matchedAddress(sql`x.e`)} FROM (SELECT ${email} AS e) x`;
+
+/**
+ * The condition on `b` (an alias of blocklist) that a rule matches the address `m`: an `email` rule its address
+ * whatever the case or `+tag`, an `email_domain` rule its domain, `*.example.com` every sub-domain and the domain itself.
+ */
+const emailRuleMatches = sql`((b.type = 'email' AND b.value = m.email)
+    OR (b.type = 'email_domain' AND (b.value = m.domain
+      OR (substr(b.value, 1, 2) = '*.' AND (m.domain = substr(b.value, 3) OR substr(m.domain, -length(b.value) + 1) = substr(b.value, 2))))))`;
+
+/**
+ * The condition on `b` that a rule matches the request's place. While any `ip` rule exists, an address that cannot be
+ * read (`198.051.100.007`, `[::1]`, a zone id, a list, none at all) matches them all: the blocklist fails closed, as a
+ * key's `allowed_ips` does. No place (a deposit's credit, made by no request) matches no place rule.
+ */
+function placeRuleMatches(place: RequestPlace | undefined): SQL {
+  if (!place) return sql`0`;
+  const ipHex = place.ip ? addressHex(place.ip) : null;
+  return sql`((b.type = 'ip' AND (${ipHex} IS NULL OR ${ipHex} BETWEEN b.range_start AND b.range_end))
+    OR (b.type = 'country' AND b.value = ${place.country})
+    OR (b.type = 'asn' AND b.value = ${place.asn === null ? null : String(place.asn)}))`;
 }
 
 /** The ids of the rules an account (found by `userId`, SQL) matches from `place`. */
 export const matchingRules = (userId: SQL, place: RequestPlace | undefined) =>
-  sql`SELECT b.id FROM blocklist b, users u WHERE u.id = ${userId} AND ${ruleMatches(sql`u.email`, place)}`;
+  sql`SELECT b.id FROM blocklist b, (${accountAddress(userId)}) m WHERE ${emailRuleMatches} OR ${placeRuleMatches(place)}`;
 
 /** The ids of the rules a sign-up (an email not yet an account) matches from `place`. */
 export const matchingRulesForEmail = (email: string, place: RequestPlace | undefined) =>
-  sql`SELECT b.id FROM blocklist b WHERE ${ruleMatches(sql`${email}`, place)}`;
+  sql`SELECT b.id FROM blocklist b, (${givenAddress(email)}) m WHERE ${emailRuleMatches} OR ${placeRuleMatches(place)}`;
+
+/**
+ * The ids of the rules an email change meets: an `email` or `email_domain` rule matching the account's address or the
+ * new one (a blocked buyer cannot change their way out), and every `ip` rule when the client address cannot be read.
+ */
+export function matchingRulesForEmailChange(userId: SQL, newEmail: string, place: RequestPlace | undefined): SQL {
+  const ipHex = place?.ip ? addressHex(place.ip) : null;
+  const unreadable = place ? sql`(b.type = 'ip' AND ${ipHex} IS NULL)` : sql`0`;
+  return sql`SELECT b.id FROM blocklist b, (${accountAddress(userId)} UNION ALL ${givenAddress(newEmail)}) m WHERE ${emailRuleMatches} OR ${unreadable}`;
+}
 
 /** From a batch's read of matching rules: remembers them on the place (hits counted later) and refuses. */
 export function refuseIfBlocked(result: D1Result | undefined, place: RequestPlace | undefined): void {
@@ -62,13 +96,17 @@ export async function countHits(d1: Db, ids: number[], now = isoNow()): Promise<
  */
 export function normaliseRule(type: BlockType, value: string): { value: string; range: [string, string] | null } {
   switch (type) {
-    case 'email':
-      return { value: value.toLowerCase(), range: null };
+    case 'email': {
+      // As an address is compared: lower case, no `+tag` (a rule on `a+x@example.com` is a rule on `a@example.com`).
+      const at = value.lastIndexOf('@');
+      return { value: `${value.slice(0, at).replace(/\+.*$/, '')}${value.slice(at)}`.toLowerCase(), range: null };
+    }
     case 'email_domain':
       return { value: value.replace(/^@/, '').toLowerCase(), range: null };
     case 'ip': {
       const range = ipRange(value);
       if (!range) throw fieldError('value', 'value must be an IPv4 or IPv6 address or a CIDR range, e.g. 203.0.113.0/24');
+      if (rangeTooWide(range)) throw fieldError('value', 'value may not be a range wider than /8 for IPv4 or /16 for IPv6: one rule must not close the shop');
       return { value: value.toLowerCase(), range };
     }
     case 'country':

@@ -13,7 +13,7 @@ import { newSessionToken } from './sessions';
 // session). The answer never says whether the address has an account, and neither does its time: every request does
 // the same work, a token, the hash of the address, and one batch that writes the address's request row (its sliding
 // log of the requests of the last hour let through, at most RESETS_PER_HOUR) whether or not an account has the
-// address. A link and its email are written only for an existing, enabled account whose row let this request through
+// address, and a link and its email, which are deleted again in that batch when they are a decoy (`decoyLink`). A link and its email are written only for an existing, enabled account whose row let this request through
 // (more are silently not sent). After the answer, one queue message either way: the email's, or, when none was
 // written, one naming the email that was not, with a link of the same length (the consumer finds no such email and
 // drops it).
@@ -25,6 +25,28 @@ const STALE_ROWS_PER_REQUEST = 10;
 
 /** Lower case as SQLite's NOCASE folds it (ASCII only), so the row is the address's whatever its letter case. */
 const foldCase = (email: string) => email.replace(/[A-Z]/g, (c) => c.toLowerCase());
+
+/**
+ * The same rows for an address without a link as for one with: when no link was written (no such account, a disabled
+ * one, or past its hourly limit), a decoy link (expired as it is made, so it could open nothing) and its email are
+ * written and deleted again in the same batch, so both kinds of request write and delete the same rows and cost the
+ * same (docs/security.md has the measurements). The decoy names the first account only because a link must name one;
+ * nothing of it outlives the batch, and nothing is sent for it.
+ */
+function decoyLink(tokenHash: string, now: string) {
+  const decoy = sql`SELECT 1 FROM password_resets WHERE token_hash = ${tokenHash} AND expires_at = created_at`;
+  return {
+    writes: [
+      sql`INSERT INTO password_resets (user_id, token_hash, created_at, expires_at)
+          SELECT min(id), ${tokenHash}, ${now}, ${now} FROM users
+          HAVING min(id) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM password_resets WHERE token_hash = ${tokenHash})`,
+    ],
+    deletes: (emailIds: string[]) => [
+      sql`DELETE FROM emails WHERE id IN (SELECT value FROM json_each(${JSON.stringify(emailIds)})) AND EXISTS (${decoy})`,
+      sql`DELETE FROM password_resets WHERE token_hash = ${tokenHash} AND expires_at = created_at`,
+    ],
+  };
+}
 
 export async function requestPasswordReset(d1: Db, email: string, mail: Mail | undefined): Promise<void> {
   // Mail off: there is no way to deliver a link (the page tells the user to ask the operator).
@@ -51,7 +73,9 @@ export async function requestPasswordReset(d1: Db, email: string, mail: Mail | u
       sql`INSERT INTO password_resets (user_id, token_hash, created_at, expires_at)
           SELECT u.id, ${tokenHash}, ${now}, ${isoNow(Date.parse(now) + RESET_TTL_MS)} FROM users u
           WHERE u.email = ${email} COLLATE NOCASE AND u.disabled_at IS NULL AND ${letThrough}`,
+      ...decoyLink(tokenHash, now).writes,
       ...notice.writes,
+      ...decoyLink(tokenHash, now).deletes(notice.ids),
     ],
     reads: [...notice.reads, sql`SELECT 1 FROM password_reset_requests WHERE address_hash = ${addressHash} AND updated_at = ${now}`],
     // The address's row, written by every request, says whether the batch committed (running it twice would count

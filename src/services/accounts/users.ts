@@ -10,7 +10,7 @@ import { isoNow } from '../../lib/time';
 import { insertKeyUnderLimit, issueKey } from './keys';
 import { readAs, writeAs, type Caller } from '../caller';
 import type { RequestPlace } from '../../lib/place';
-import { matchingRulesForEmail, refuseIfBlocked } from './blocklist';
+import { matchingRulesForEmail, matchingRulesForEmailChange, refuseIfBlocked } from './blocklist';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from '../idempotency';
 import { endSessionsOnPasswordChange, insertSession, sessionOpened, type SessionToken } from './sessions';
 import { auditEntry, writeAsActor, type Actor } from './audit-log';
@@ -199,6 +199,8 @@ export async function updateProfile(
   changes: { name?: string; email?: string; email_receipts?: boolean; current_password?: string },
   throttles: ProfileThrottles,
   mail?: Mail,
+  /** Test mode: the sandbox's email is the live account's, read-only (a new address → 422 on `email`). */
+  { emailReadOnly = false }: { emailReadOnly?: boolean } = {},
 ): Promise<UserProfile> {
   let verifiedHash: string | null = null;
   if (changes.email !== undefined) {
@@ -209,6 +211,7 @@ export async function updateProfile(
     const row = rowsOf<{ same: number; passwordHash: string; restricted: number | null }>(current)[0];
     // The same address again (the dashboard's form always sends it), or in other letter case, asks nothing of others.
     if (row && !row.same) {
+      if (emailReadOnly) throw fieldError('email', 'Change your email with a live key.');
       const needsPassword = !caller.keyId || row.restricted === 1;
       if (needsPassword && !changes.current_password) {
         throw fieldError('current_password', caller.keyId ? 'current_password is required to change the email with a restricted API key' : 'current_password is required to change the email');
@@ -221,8 +224,15 @@ export async function updateProfile(
       }
     }
   }
-  // With a verified password, every statement acts only while the password is still the one verified.
-  const user = verifiedHash === null ? caller.userId : sql`(SELECT id FROM users WHERE id = ${caller.userId} AND password_hash = ${verifiedHash})`;
+  // An email change meets the blocklist (the account's address and the new one, an unreadable client address).
+  const rules = changes.email === undefined ? null : matchingRulesForEmailChange(caller.userId, changes.email, caller.place);
+  // With a verified password, every statement acts only while the password is still the one verified; with a new
+  // email, only while no rule refuses it (the same address in other letters changes nothing the rules see).
+  const guards = [
+    ...(verifiedHash === null ? [] : [sql`password_hash = ${verifiedHash}`]),
+    ...(rules ? [sql`(email = ${changes.email} COLLATE NOCASE OR NOT EXISTS (${rules}))`] : []),
+  ];
+  const user = guards.length === 0 ? caller.userId : sql`(SELECT id FROM users WHERE id = ${caller.userId} AND ${sql.join(guards, sql` AND `)})`;
   const now = isoNow();
   const assignments = [
     ...(changes.name === undefined ? [] : [sql`name = ${changes.name}`]),
@@ -233,7 +243,7 @@ export async function updateProfile(
   const notice = changes.email === undefined ? undefined : emailChangedEmail(mail, user, changes.email, now);
   // With verification required, a new address is unverified until its own link is opened: links sent before the
   // change no longer verify, even one for an address the account comes back to (A → B → A).
-  const verify = changes.email !== undefined && verificationRequired(mail) ? await verificationEmail(mail!, caller.userId, now) : undefined;
+  const verify = changes.email !== undefined && verificationRequired(mail) ? await verificationEmail(mail!, user, now) : undefined;
   const changed = sql`EXISTS (SELECT 1 FROM emails WHERE id = ${notice?.ids[0] ?? null})`;
   const reverify = verify
     ? [
@@ -260,9 +270,11 @@ export async function updateProfile(
         sql`SELECT 1 FROM users WHERE id = ${caller.userId} AND updated_at = ${now}`,
         ...(notice?.reads ?? []),
         ...(verify?.reads ?? []),
+        ...(rules ? [rules] : []),
       ],
       committed: ([, row]) => rowsOf(row).length > 0,
     });
+    if (rules && rowsOf(updated).length === 0) refuseIfBlocked(emailResults.at(-1), caller.place);
     if (verifiedHash !== null && rowsOf(updated).length === 0) throw fieldError('current_password', 'The password was changed concurrently; try again.');
     notice?.sent(emailResults[0]);
     verify?.sent(emailResults[notice?.reads.length ?? 0]);

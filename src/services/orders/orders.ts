@@ -53,6 +53,8 @@ export interface PurchaseOptions extends CatalogueChange {
   now?: string;
   /** More rules for the order's INSERT (the credit of a deposit: "this batch credited it", the items are there). */
   alsoRequire?: PurchaseGuard[];
+  /** Rules named before every other when they fail (a deposit's order: its key still live, paid before expiry). */
+  requireFirst?: PurchaseGuard[];
 }
 
 /** What the purchase's batch did, from its reads: the order bought, or the refusal that explains why not. */
@@ -104,6 +106,7 @@ export function purchaseStatements(caller: Caller, request: PurchaseRequest, opt
   const priced = pricedPurchase({ userId: caller.userId, productId, quantity, coupon: request.coupon ?? null, now });
   // In the order a refusal names them (`outcome` below says the same in words).
   const guards: PurchaseGuard[] = [
+    ...(options.requireFirst ?? []),
     ...account.guards,
     { code: 'EMAIL_NOT_VERIFIED', allows: gate.allows },
     ...sellableGuards(quantity),

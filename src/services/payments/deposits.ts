@@ -23,7 +23,7 @@ import {
 } from './gateways';
 import { enabledUser, queryAs, readAs, writeAs, writeOutcomeAs, type Caller, type Query } from '../caller';
 import { purchaseStatements, type PurchaseRequest, type PurchaseStatements } from '../orders/orders';
-import { allOf, pricedPurchase, purchaseRefusal, sellableGuards, type PricedPurchase } from '../catalogue/pricing';
+import { allOf, pricedPurchase, purchaseRefusal, sellableGuards, type PricedPurchase, type PurchaseGuard } from '../catalogue/pricing';
 import { loggedEvent, logEvent, logOnly, receiveEvent, type ReceivedEvent } from './gateway-events';
 import { changeRowsWithEvents, eventIdsOf, inOutbox, newEvent, recordEvent, type Publish } from '../events/log';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from '../idempotency';
@@ -40,8 +40,11 @@ export interface DepositRequest {
   amountCents: number;
   gateway: GatewayInput;
   cryptoCurrency?: CryptoCurrency;
-  /** The service's origin as the client reached it: vendors notify `<origin>/api/v2/webhooks/<slot>`. */
-  origin: string;
+  /**
+   * The shop's public origin (PUBLIC_BASE_URL), never the request's Host, which a client chooses: vendors notify
+   * `<origin>/api/v2/webhooks/<slot>` and send the buyer back to `<origin>/dashboard/wallet`. Null while it is unset.
+   */
+  origin: string | null;
   /** Resolves when a vendor invoice may be opened for this client, throws (429) when not; not asked for a generic slot. */
   beforeVendorCall: () => Promise<void>;
   /** An order the deposit pays for: bought with the wallet when the deposit is credited, at its expected total. */
@@ -63,9 +66,14 @@ interface NewDeposit {
  */
 async function invoiceFor(gateway: PaymentGateway | TestPaymentGateway, deposit: NewDeposit, depositId: SQL, request: DepositRequest) {
   if (gateway.provider === 'generic') return gateway.generic.invoiceColumns(depositId);
-  if (gateway.provider === 'test') return gateway.test.invoiceColumns(depositId);
-  await request.beforeVendorCall();
+  if (gateway.provider === 'test') return gateway.test.invoiceColumns();
   const { origin } = request;
+  if (!origin) {
+    throw new ApiError('GATEWAY_UNAVAILABLE', 'This payment provider cannot be used until the shop sets PUBLIC_BASE_URL (where it is notified); nothing was stored.', undefined, {
+      'Retry-After': '300',
+    });
+  }
+  await request.beforeVendorCall();
   const invoice = await gateway.vendor.createInvoice({
     ...deposit,
     notifyUrl: `${origin}/api/v2/webhooks/${gateway.name}`,
@@ -198,6 +206,8 @@ export interface CreditRecords {
   refresh?: RefreshAudit;
   /** Mail on: the user's deposit_credited email is recorded in the credit's batch. */
   mail?: Mail;
+  /** When the vendor says the money was paid (ISO), where it reports one; else the credit's own time is the payment's. */
+  paidAt?: string | null;
 }
 
 /**
@@ -242,16 +252,17 @@ export async function creditDeposit(
   d1: Db,
   deposit: DepositRow | UnreadDeposit,
   transactionId: string,
-  { received, actor, claim, publish, paymentId, refresh, mail }: CreditRecords = {},
+  { received, actor, claim, publish, paymentId, refresh, mail, paidAt }: CreditRecords = {},
 ): Promise<{ deposit: DepositRow; credited: boolean }> {
   const now = isoNow();
+  const paid = { depositId: deposit.id, at: paidAt ?? now };
   const operationId = newOperationId();
   const notice = depositCreditedEmail(mail, operationId, now);
   const creditedHere = sql`EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId})`;
   const event = newEvent('deposit.paid', now);
   const unread = isUnread(deposit) ? deposit : null;
   // A deposit that pays for an order buys it in this same batch, only when this batch credits it.
-  const order = unread ? orderOfUnreadDeposit(deposit.id, creditedHere, now, publish) : orderOfDeposit(deposit as DepositRow, creditedHere, now, publish, mail);
+  const order = unread ? orderOfUnreadDeposit(paid, creditedHere, now, publish) : orderOfDeposit(deposit as DepositRow, paid, creditedHere, now, publish, mail);
   const loggedRead = received ? [loggedEvent(received)] : [];
   const run = (plan: Omit<WritePlan, 'before'>) => (unread ? writeOutcomeAs(d1, unread.caller, plan) : writeAsActor(d1, actor ?? refresh?.actor, plan));
   const results = (
@@ -343,7 +354,14 @@ export async function creditDeposit(
  * batch credits the deposit (a repeated notification buys nothing more), the user is not disabled, and the items are
  * really there (a stock count out of step must refuse the order, never roll the credit back). Null for a plain deposit.
  */
-function orderOfDeposit(deposit: DepositRow, creditedHere: SQL, now: string, publish: Publish | undefined, mail: Mail | undefined): PurchaseStatements | null {
+function orderOfDeposit(
+  deposit: DepositRow,
+  paid: DepositPayment,
+  creditedHere: SQL,
+  now: string,
+  publish: Publish | undefined,
+  mail: Mail | undefined,
+): PurchaseStatements | null {
   const { orderProductId: productId, orderQuantity: quantity } = deposit;
   if (productId === null || productId === undefined || quantity === null || quantity === undefined) return null;
   const buyer: Caller = {
@@ -351,7 +369,7 @@ function orderOfDeposit(deposit: DepositRow, creditedHere: SQL, now: string, pub
     proof: sql`SELECT ${deposit.userId} AS userId`,
     ...(deposit.apiKeyId !== null && deposit.apiKeyId !== undefined ? { keyId: sql`${deposit.apiKeyId}` } : {}),
   };
-  return depositPurchase(buyer, { productId, quantity, coupon: deposit.orderCoupon, expectedTotalCents: deposit.orderExpectedTotalCents }, creditedHere, now, publish, mail);
+  return depositPurchase(buyer, { productId, quantity, coupon: deposit.orderCoupon, expectedTotalCents: deposit.orderExpectedTotalCents }, paid, creditedHere, now, publish, mail);
 }
 
 /**
@@ -361,7 +379,8 @@ function orderOfDeposit(deposit: DepositRow, creditedHere: SQL, now: string, pub
  * sandbox deposit is always made with a (test) key, whose spend limit applies. The purchase builder binds these
  * fields into its SQL only, so SQL stands in for their values.
  */
-function orderOfUnreadDeposit(depositId: number, creditedHere: SQL, now: string, publish: Publish | undefined): PurchaseStatements {
+function orderOfUnreadDeposit(paid: DepositPayment, creditedHere: SQL, now: string, publish: Publish | undefined): PurchaseStatements {
+  const { depositId } = paid;
   const field = (column: string) => sql`(SELECT ${sql.raw(column)} FROM deposits WHERE id = ${depositId})`;
   const buyer: Caller = { userId: field('user_id'), proof: sql`SELECT ${field('user_id')} AS userId`, keyId: field('api_key_id') };
   const asValue = <T>(value: SQL) => value as unknown as T;
@@ -374,6 +393,7 @@ function orderOfUnreadDeposit(depositId: number, creditedHere: SQL, now: string,
       coupon: asValue<string | null>(field('order_coupon')),
       expectedTotalCents: asValue<number | null>(field('order_expected_total_cents')),
     },
+    paid,
     creditedHere,
     now,
     publish,
@@ -381,10 +401,32 @@ function orderOfUnreadDeposit(depositId: number, creditedHere: SQL, now: string,
   );
 }
 
+/** Which deposit a credit pays, and when the money was paid (the vendor's time where it reports one, else the credit's). */
+interface DepositPayment {
+  depositId: number;
+  at: string;
+}
+
+/**
+ * What a deposit's order needs before any rule of a purchase, named first when it fails: the key that made the
+ * deposit is still live (not revoked, not expired; a dashboard session's deposit has no key) and its user enabled,
+ * else `UNAUTHORIZED`; the money was paid before the deposit's `expires_at`, else `DEPOSIT_EXPIRED`. The credit
+ * stands either way: the money arrived, only the order dies with its key or its deposit.
+ */
+const depositOrderGuards = (buyer: Caller, paid: DepositPayment, now: string): PurchaseGuard[] => [
+  {
+    code: 'UNAUTHORIZED',
+    allows: sql`${enabledUser(buyer.userId)} AND (${buyer.keyId ?? null} IS NULL OR EXISTS (
+      SELECT 1 FROM api_keys k WHERE k.id = ${buyer.keyId ?? null} AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ${now})))`,
+  },
+  { code: 'DEPOSIT_EXPIRED', allows: sql`EXISTS (SELECT 1 FROM deposits WHERE id = ${paid.depositId} AND expires_at > ${paid.at})` },
+];
+
 /** The purchase a credited deposit makes, for its credit's batch (see `orderOfDeposit`). */
 function depositPurchase(
   buyer: Caller,
   { productId, quantity, coupon, expectedTotalCents }: { productId: number; quantity: number; coupon: string | null; expectedTotalCents: number | null },
+  paid: DepositPayment,
   creditedHere: SQL,
   now: string,
   publish: Publish | undefined,
@@ -399,8 +441,8 @@ function depositPurchase(
       publish,
       mail,
       now,
+      requireFirst: depositOrderGuards(buyer, paid, now),
       alsoRequire: [
-        { code: 'UNAUTHORIZED', allows: enabledUser(buyer.userId) },
         {
           code: 'INSUFFICIENT_STOCK',
           allows: sql`(SELECT count(*) FROM (SELECT 1 FROM stock_items WHERE product_id = ${productId} AND status = 'available' LIMIT ${quantity})) = ${quantity}`,

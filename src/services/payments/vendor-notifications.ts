@@ -104,7 +104,7 @@ export async function applyVendorNotification(d1: Db, gateway: VendorGateway, no
       await logOnly(d1, received, 'unconfirmed');
       return { deposit, credited: false };
     }
-    return creditDeposit(d1, deposit, transactionId, { received, publish, paymentId, mail });
+    return creditDeposit(d1, deposit, transactionId, { received, publish, paymentId, mail, paidAt: answer.report.paidAt ?? notification.paidAt });
   }
   if (verdict === 'failed' || verdict === 'expired') return { deposit: (await closeDeposit(d1, deposit, verdict, received, publish)).deposit, credited: false };
   await logOnly(d1, received, verdict === 'mismatch' ? 'amount_mismatch' : verdict, {
@@ -172,7 +172,7 @@ export async function lookUpDeposit(
   switch (report.verdict) {
     case 'paid': {
       if (deposit.status === 'paid') return result('duplicate');
-      const credit = await creditDeposit(d1, deposit, report.transactionId, { received, publish, paymentId, refresh, mail });
+      const credit = await creditDeposit(d1, deposit, report.transactionId, { received, publish, paymentId, refresh, mail, paidAt: report.paidAt });
       return result(credit.credited ? 'credited' : 'duplicate', credit.deposit);
     }
     case 'failed':

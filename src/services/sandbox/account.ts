@@ -19,16 +19,22 @@ export interface LiveAccount {
 /** The live account's row, read in the live batch that proves the caller. */
 export const liveAccountRead = (userId: SQL) => sql`SELECT id, name, email, discount_percent FROM users WHERE id = ${userId}`;
 
+/** What a sandbox account whose address moved to another live account is given: its own, unique, never delivered. */
+const placeholderEmail = (id: SQL) => sql`'moved-' || ${id} || '@sandbox.invalid'`;
+
 /**
  * Statements for a sandbox batch: the user (same id, no password: the sandbox has no sign-in; no receipts: it sends
  * no email) unless it exists, then its test money, written only while its ledger is empty, so concurrent first uses
- * fund it once. A sandbox email that another id already holds (a live email moved between accounts) leaves the user
- * out, and the batch's own guard (a key's owner) then finds no one.
+ * fund it once. The sandbox's email is the live one's: another sandbox account holding it (a live email moved
+ * between accounts, or a sandbox set before emails were read-only there) gives it up first, so a user always gets
+ * a sandbox account, and an existing one takes the live address again.
  */
 export function sandboxAccountStatements(account: LiveAccount, now: string, operationId: string): SQL[] {
   return [
+    sql`UPDATE users SET email = ${placeholderEmail(sql`id`)} WHERE email = ${account.email} AND id <> ${account.id}`,
     sql`INSERT OR IGNORE INTO users (id, name, email, password_hash, balance_cents, created_at, updated_at, role, email_receipts, email_verified, discount_percent)
         VALUES (${account.id}, ${account.name}, ${account.email}, '!', 0, ${now}, ${now}, 'user', 0, 1, ${account.discount_percent})`,
+    sql`UPDATE users SET email = ${account.email} WHERE id = ${account.id} AND email <> ${account.email}`,
     ...testMoney(account.id, now, operationId, sql`NOT EXISTS (SELECT 1 FROM wallet_transactions WHERE user_id = ${account.id})`),
   ];
 }

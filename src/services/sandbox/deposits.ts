@@ -1,14 +1,14 @@
-import { sql } from 'drizzle-orm';
-import type { Db } from '../../db/client';
-import type { DepositRow } from '../../db/schema';
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import { getDb, type Db } from '../../db/client';
+import { deposits, type DepositRow } from '../../db/schema';
 import { randomBase62 } from '../../lib/crypto';
 import { fieldError, notFound } from '../../lib/errors';
 import type { Caller } from '../caller';
 import { asOfNow, closeDeposit, creditDeposit, type UnreadDeposit } from '../payments/deposits';
 import type { Publish } from '../events/log';
 import { receiveEvent } from '../payments/gateway-events';
-import type { GatewayName } from '../payments/gateways/slots';
-import { TEST_PROVIDER } from '../payments/gateways/test';
+import { GATEWAYS, type GatewayName } from '../payments/gateways/slots';
+import { TEST_PAY_TOKEN, TEST_PROVIDER, testPayExternalId } from '../payments/gateways/test';
 
 // Driving the test gateway (src/services/payments/gateways/test.ts): what the tester chose for a sandbox deposit,
 // reported through the very paths a real vendor's report takes, in ONE batch (a test key's request is one round trip,
@@ -53,3 +53,18 @@ export async function settleTestDeposit(
   return asOfNow(deposit);
 }
 
+
+/**
+ * The test deposit whose payment page has this token (one read: the slots lead the index deposits_gateway_external),
+ * or 404: a malformed or unknown token, a deposit id, another gateway's deposit.
+ */
+export async function findTestDeposit(d1: Db, token: string): Promise<DepositRow> {
+  if (!TEST_PAY_TOKEN.test(token)) throw notFound('Deposit');
+  const [deposit] = await getDb(d1)
+    .select()
+    .from(deposits)
+    .where(and(inArray(deposits.gateway, [...GATEWAYS]), eq(deposits.externalId, testPayExternalId(token)), eq(deposits.provider, TEST_PROVIDER)))
+    .limit(1);
+  if (!deposit) throw notFound('Deposit');
+  return deposit;
+}

@@ -47,6 +47,19 @@ export async function revokeTestKeysBelow(sandbox: Db, liveKeyId: number): Promi
   }
 }
 
+/**
+ * After an operator disabled or enabled a user live: the same in the sandbox at once (one sandbox batch), so a test
+ * key of a disabled user is refused from its next request (its proof asks for an enabled user). The live change has
+ * committed and is what was asked, so a sandbox fault never fails it: the scheduled sweep copies what this missed.
+ */
+export async function copyDisabledToSandbox(sandbox: Db, userId: number, disabledAt: string | null): Promise<void> {
+  try {
+    await runBatch(sandbox, [sql`UPDATE users SET disabled_at = ${disabledAt} WHERE id = ${userId} AND disabled_at IS NOT ${disabledAt}`]);
+  } catch (err) {
+    console.warn(JSON.stringify({ level: 'warn', msg: 'sandbox disable left to the sweep', class: err instanceof Error ? err.name : typeof err }));
+  }
+}
+
 export interface MakerSweepReport {
   revokedKeys: number;
   usersDisabled: number;

@@ -37,7 +37,7 @@ describe('Report a problem, and the console resolving it', () => {
     const claimId = (await env.DB.prepare('SELECT id FROM claims WHERE order_id = ?').bind(order.id).first<{ id: number }>())!.id;
     const replaced = await follow(await visit(`/dashboard/console/claims/${claimId}/replace`, { cookie: operator.cookie, form: {} }), operator.cookie);
     expect(notice(replaced.text)).toContain('Item replaced');
-    const again = await visit(`/dashboard/console/claims/${claimId}/refund`, { cookie: operator.cookie, form: {} });
+    const again = await visit(`/dashboard/console/claims/${claimId}/refund`, { cookie: operator.cookie, form: { idempotency_key: crypto.randomUUID() } });
     expect(again.status).toBe(409);
     expect(again.text).toContain('already resolved');
 

@@ -177,10 +177,10 @@ describe("a user's page", () => {
     const operator = await newOperator();
     const buyer = await newUser();
     const before = await snapshot();
-    const res = await visit(`/dashboard/console/users/${buyer.id}/balance`, { cookie: operator.cookie, form: { amount: '-1', description: 'too much' } });
+    const res = await visit(`/dashboard/console/users/${buyer.id}/balance`, { cookie: operator.cookie, form: { amount: '-1', description: 'too much', idempotency_key: crypto.randomUUID() } });
     expect(res.status).toBe(400);
     expect(res.text).toContain('below zero');
-    const invalid = await visit(`/dashboard/console/users/${buyer.id}/balance`, { cookie: operator.cookie, form: { amount: '0', description: '' } });
+    const invalid = await visit(`/dashboard/console/users/${buyer.id}/balance`, { cookie: operator.cookie, form: { amount: '0', description: '', idempotency_key: crypto.randomUUID() } });
     expect(invalid.status).toBe(422);
     expect(changedTables(before, await snapshot())).toEqual([]);
     expect((await visit('/dashboard/console/users/999999999', { cookie: operator.cookie })).status).toBe(404);

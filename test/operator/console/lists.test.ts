@@ -32,7 +32,7 @@ describe('people by name and email', () => {
       const res = await visit(path, { cookie: operator.cookie });
       expect(res.text).toContain(`<a href="/dashboard/console/users/${buyer.id}">${name}</a> <span class="muted">${buyer.email}</span>`);
     }
-    await visit(`/dashboard/console/users/${buyer.id}/balance`, { cookie: operator.cookie, form: { amount: '1', description: 'goodwill' } });
+    await visit(`/dashboard/console/users/${buyer.id}/balance`, { cookie: operator.cookie, form: { amount: '1', description: 'goodwill', idempotency_key: crypto.randomUUID() } });
     const audit = await visit('/dashboard/console/audit', { cookie: operator.cookie });
     expect(audit.text).toContain(`<a href="/dashboard/console/users/${operator.id}">Test User</a> <span class="muted">${operator.email}</span>`);
   });

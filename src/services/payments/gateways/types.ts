@@ -14,6 +14,11 @@ export interface VendorReport {
   amountCents: number | null;
   /** The vendor's payment or invoice id. */
   transactionId: string;
+  /**
+   * When the vendor says the money was paid (ISO 8601), where it reports one: a deposit's order is bought only for a
+   * payment before the deposit's expiry, and a notification can arrive after it for a payment made before.
+   */
+  paidAt?: string | null;
 }
 
 /** How a notification names its deposit: our reference (the vendor's order id), the invoice id, or a payment id. */
