@@ -35,6 +35,9 @@ import { productImagesRouter } from './routes/admin/product-images';
 import { registerStorefrontDocs, storefrontRouter } from './dashboard/storefront';
 import { mediaRouter } from './routes/catalogue/media';
 import { userRouter } from './routes/accounts/user';
+import { referralRouter } from './routes/accounts/referral';
+import { adminReferralsRouter } from './routes/admin/referrals';
+import { referralLinkRouter } from './dashboard/referral-link';
 import { walletRouter } from './routes/payments/wallet';
 import { webhooksRouter } from './routes/payments/webhooks';
 import { webhookEndpointsRouter } from './routes/events/webhook-endpoints';
@@ -74,6 +77,7 @@ export function createApp() {
   const api = app
     .route(`${API_PREFIX}/api-keys`, apiKeysRouter)
     .route(`${API_PREFIX}/user`, userRouter)
+    .route(`${API_PREFIX}/user`, referralRouter)
     .route(`${API_PREFIX}/stock`, stockRouter)
     .route(`${API_PREFIX}/orders`, ordersRouter)
     .route(`${API_PREFIX}/orders`, orderClaimsRouter)
@@ -102,11 +106,13 @@ export function createApp() {
     .route(`${API_PREFIX}/admin`, adminDocumentsRouter)
     .route(`${API_PREFIX}/documents`, documentsRouter)
     .route(`${API_PREFIX}/user`, billingRouter)
+    .route(`${API_PREFIX}/admin`, adminReferralsRouter)
     .route(`${API_PREFIX}/test`, testModeRouter);
   app.route('/test/pay', testPayRouter);
   app.route('/pay', createCheckoutRouter((request, env, ctx) => app.fetch(request, env, ctx)));
   app.route('/dashboard', createDashboardRouter(renderError));
   app.route('/', storefrontRouter);
+  app.route('/', referralLinkRouter);
   app.route('/', mediaRouter);
 
   registerDocument(app);

@@ -64,6 +64,8 @@ export const CONSOLE_PAGES: Array<[string, (f: Fixtures) => string]> = [
   ['documents', (f) => `/dashboard/console/documents?type=invoice&user_id=${f.buyer.id}&from=2020-01-01`],
   ['invoicing', () => '/dashboard/console/invoicing'],
   ['documents CSV', () => '/dashboard/console/exports/documents.csv?from=2020-01-01'],
+  ['referrals', () => '/dashboard/console/referrals'],
+  ['Switch off referrals confirmation', (f) => `/dashboard/console/referrals/users/${f.buyer.id}/off/confirm`],
 ];
 
 export const CONSOLE_POSTS: Array<[string, (f: Fixtures) => [string, Record<string, string>]]> = [
@@ -85,5 +87,8 @@ export const CONSOLE_POSTS: Array<[string, (f: Fixtures) => [string, Record<stri
   ['Lift hold', (f) => [`/dashboard/console/users/${f.buyer.id}/hold/lift`, {}]],
   ['Add blocklist rule', () => ['/dashboard/console/blocklist', { type: 'email', value: `${unique('sneaky')}@example.com` }]],
   ['Save invoicing settings', () => ['/dashboard/console/invoicing', { legal_name: 'Sneaky Ltd', tax_mode: 'none' }]],
+  ['Save referral settings', () => ['/dashboard/console/referrals/settings', { percent: '0', hold_days: '14', min_transfer: '10' }]],
+  ['Switch off referrals', (f) => [`/dashboard/console/referrals/users/${f.buyer.id}/off`, {}]],
+  ['Switch on referrals', (f) => [`/dashboard/console/referrals/users/${f.buyer.id}/on`, {}]],
 ];
 

@@ -71,6 +71,16 @@ const cases: Case[] = [
   { name: 'GET /documents/{id}/html', expectStatus: 200, trips: 1, toPrimary: 0, request: (u, f) => [`/documents/${f.documentId}/html`, { key: u.key }] },
   { name: 'GET /user/billing', expectStatus: 200, trips: 1, toPrimary: 0, request: GET('/user/billing') },
   { name: 'PUT /user/billing', expectStatus: 200, trips: 1, toPrimary: 1, request: (u) => ['/user/billing', { key: u.key, method: 'PUT', body: { name: 'Billed', country: 'DE' } }] },
+  { name: 'GET /user/referral', expectStatus: 200, trips: 1, toPrimary: 0, request: GET('/user/referral') },
+  { name: 'GET /user/referral/earnings', expectStatus: 200, trips: 1, toPrimary: 0, request: GET('/user/referral/earnings') },
+  {
+    // Refused (nothing available), explained by a read of the same batch.
+    name: 'POST /user/referral/transfer',
+    expectStatus: 400,
+    trips: 1,
+    toPrimary: 1,
+    request: (u) => ['/user/referral/transfer', { key: u.key, method: 'POST' }],
+  },
   {
     name: 'POST /orders',
     expectStatus: 201,
@@ -298,6 +308,7 @@ describe('D1 round trips per dashboard page', () => {
     ['/dashboard/shop?category=x&q=y', () => '/dashboard/shop?category=x&q=y'],
     ['/dashboard/shop/{id}', (f) => `/dashboard/shop/${f.productId}`],
     ['/dashboard/profile', () => '/dashboard/profile'],
+    ['/dashboard/referrals', () => '/dashboard/referrals'],
   ];
   for (const [name, path] of pages) {
     it(`GET ${name}: one round trip`, async () => {
@@ -403,7 +414,7 @@ describe('D1 round trips of the operator console and its JSON twin', () => {
       '/admin/products', '/admin/deposits', '/admin/stats/sales', '/admin/audit-log', `/admin/emails?to=${encodeURIComponent(user.email)}`, '/admin/coupons',
       `/admin/orders?q=demo&from=2020-01-01&to=2099-12-31`, '/admin/deposits?from=2020-01-01', '/admin/audit-log?to=2099-12-31', '/admin/gateways',
       '/admin/exports/orders.csv', '/admin/exports/deposits.csv', '/admin/exports/transactions.csv?from=2020-01-01', '/admin/documents',
-      '/admin/settings/invoicing', '/admin/exports/documents.csv?from=2020-01-01'];
+      '/admin/settings/invoicing', '/admin/exports/documents.csv?from=2020-01-01', '/admin/settings/referrals'];
     for (const path of paths) {
       const { status, trips } = await measure(path, { admin: true });
       expect(status, path).toBe(200);

@@ -6,7 +6,9 @@ import { ApiError, notFound } from '../lib/errors';
 import { withConfirmation } from '../lib/validation';
 import { clearSessionCookie, endedSession, pathAndQuery, sessionCookie, setSessionCookie } from '../middleware/session';
 import { clientIp, enforceRateLimit } from '../middleware/rate-limit';
-import { CreateUserBody, userEmail } from '../schemas/users';
+import { CreateUserBody, referralCode, userEmail } from '../schemas/users';
+import { getCookie } from 'hono/cookie';
+import { REFERRAL_COOKIE, referredByValue } from '../services/referrals/codes';
 import { endSession, newSessionToken, signIn } from '../services/accounts/sessions';
 import { signUp } from '../services/accounts/users';
 import { mailFor } from '../middleware/send-emails';
@@ -20,7 +22,23 @@ import { page } from './layout';
 const SignInBody = z.object({ email: userEmail, password: z.string().min(1, 'password is required').max(200, 'password is too long') });
 
 /** The operator's user creation rules (POST /admin/users), plus the confirmation a person types. */
-export const SignUpBody = withConfirmation(CreateUserBody.extend({ password_confirmation: z.string() }), 'password', 'password_confirmation', 'password_confirmation');
+export const SignUpBody = withConfirmation(
+  CreateUserBody.extend({ password_confirmation: z.string(), referral_code: z.union([z.literal(''), referralCode]).optional() }),
+  'password',
+  'password_confirmation',
+  'password_confirmation',
+);
+
+/**
+ * Who referred a sign-up: the code typed in the form (a code nobody has is a 422 on the field), else the one the
+ * referral link left in its cookie (only a hint: unknown, it records nothing). The form shows the cookie's code, so
+ * the same code sent back is the cookie's.
+ */
+function signUpReferral(c: Context, typed: string | undefined, email: string) {
+  const remembered = getCookie(c, REFERRAL_COOKIE);
+  const code = typed?.trim() || remembered;
+  return referredByValue(code, email, Boolean(typed?.trim()) && typed!.trim().toUpperCase() !== remembered);
+}
 
 const SIGNED_IN_HOME = '/dashboard';
 /** Where an operator lands after signing in without a `next`: the console, where their work is. */
@@ -96,6 +114,7 @@ function signUpPage(c: Context, { values, problem }: { values?: FormFields; prob
             <Field name="email" label="Email" type="email" value={values?.email} problem={problem} autocomplete="email" required />
             <Field name="password" label="Password" type="password" problem={problem} autocomplete="new-password" required />
             <Field name="password_confirmation" label="Confirm password" type="password" problem={problem} autocomplete="new-password" required />
+            <Field name="referral_code" label="Referral code (optional)" value={values?.referral_code ?? getCookie(c, REFERRAL_COOKIE)} problem={problem} maxlength={16} />
             <button type="submit">Create account</button>
           </form>
           <p>
@@ -143,9 +162,9 @@ export const authPages = new Hono<AppEnv>()
     formHandler(
       async (c, fields) => {
         await enforceRateLimit(c.env.SIGN_UP_IP_RATE_LIMITER, `ip:${clientIp(c)}`);
-        const { name, email, password } = parseForm(SignUpBody, fields);
+        const { name, email, password, referral_code } = parseForm(SignUpBody, fields);
         const session = await newSessionToken();
-        await signUp(c.var.db, { name, email, password }, session, mailFor(c), c.var.place);
+        await signUp(c.var.db, { name, email, password }, session, mailFor(c), c.var.place, signUpReferral(c, referral_code, email));
         setSessionCookie(c, session.token);
         return c.redirect(SIGNED_IN_HOME, 303);
       },

@@ -37,6 +37,10 @@ const DONE = {
   rule_added: 'Rule added: matching sign-ups, deposits and purchases are refused.',
   rule_removed: 'Rule removed.',
   password_changed: 'Password changed; your sessions on other devices were signed out.',
+  referrals_moved: 'Your available referral earnings are in your wallet: one commission transaction, listed on the Wallet page.',
+  referral_settings_saved: 'Referral settings saved: they apply to orders bought from now on.',
+  referrals_off: "Referrals switched off for this user: nothing more is earned, and earnings still held were reversed.",
+  referrals_on: 'Referrals switched on for this user: their next referred orders earn again.',
 } as const;
 
 export type DoneName = keyof typeof DONE;

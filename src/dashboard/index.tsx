@@ -18,6 +18,7 @@ import { consolePages } from './console';
 import { documentsPages } from './documents';
 import { shopPages } from './shop';
 import { walletPages } from './wallet';
+import { referralsPages } from './referrals';
 
 // The user dashboard: server-rendered pages under /dashboard, plain forms, no script. Each handler calls the service
 // function its API twin calls (src/routes/*), so every rule, limit, batch and error code is the API's.
@@ -101,6 +102,6 @@ export function createDashboardRouter(fallback: ErrorHandler<AppEnv>) {
       ? errorPage(c, 503, 'The service is briefly unavailable and nothing was changed. Please try again in a moment.')
       : errorPage(c, 500, `Something went wrong on our side. If it keeps happening, quote request ${c.get('requestId')}.`);
   });
-  for (const pages of [authPages, forgotPasswordPages, verifyEmailPages, resetPasswordPages, overviewPage, keysPages, walletPages, ordersPages, documentsPages, shopPages, profilePages, ...consolePages]) router.route('/', pages);
+  for (const pages of [authPages, forgotPasswordPages, verifyEmailPages, resetPasswordPages, overviewPage, keysPages, walletPages, referralsPages, ordersPages, documentsPages, shopPages, profilePages, ...consolePages]) router.route('/', pages);
   return router;
 }

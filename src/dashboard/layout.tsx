@@ -15,6 +15,7 @@ const SECTIONS = [
   ['/dashboard/orders', 'Orders'],
   ['/dashboard/wallet', 'Wallet'],
   ['/dashboard/documents', 'Documents'],
+  ['/dashboard/referrals', 'Referrals'],
   ['/dashboard/keys', 'API keys'],
   ['/dashboard/profile', 'Profile'],
 ] as const;
@@ -33,6 +34,7 @@ const CONSOLE_SECTIONS = [
   ['/dashboard/console/payments', 'Payments'],
   ['/dashboard/console/revoked-items', 'Revoked items'],
   ['/dashboard/console/blocklist', 'Blocklist'],
+  ['/dashboard/console/referrals', 'Referrals'],
   ['/dashboard/console/audit', 'Audit log'],
   ['/dashboard/console/emails', 'Emails'],
 ] as const;

@@ -215,4 +215,13 @@ export function registerStorefrontDocs(app: ReturnType<typeof createRouter>) {
   for (const { path, operationId, summary, request, responses } of pages) {
     app.openAPIRegistry.registerPath({ method: 'get', path, operationId, tags: ['Storefront'], summary, request, responses });
   }
+  app.openAPIRegistry.registerPath({
+    method: 'get',
+    path: '/r/{code}',
+    operationId: 'referralLink',
+    tags: ['Storefront'],
+    summary: "A referrer's link: remembers the code in a first-party cookie for 30 days, then opens the shop (docs/referrals.md)",
+    request: { params: z.object({ code: z.string().openapi({ param: { name: 'code', in: 'path' }, description: 'the referral code (16 hex digits); any other value sets no cookie' }) }) },
+    responses: { 302: { description: 'To /shop, with the cookie `ref` when the code is well-formed' } },
+  });
 }

@@ -25,8 +25,21 @@ export const users = sqliteTable(
     /** Set while the account is on hold (a reversed payment, or the operator): no deposits, no purchases. */
     heldAt: text('held_at'),
     holdReason: text('hold_reason'),
+    /** The code of the user's referral link (/r/<code>), set at creation (a trigger: every path that creates users). */
+    referralCode: text('referral_code'),
+    /** The user whose code brought this one, recorded at creation only (docs/referrals.md). */
+    referredBy: integer('referred_by').references((): AnySQLiteColumn => users.id),
+    /** Set while the operator has switched the user's referrals off: nothing more is earned. */
+    referralsOffAt: text('referrals_off_at'),
+    /** Kept, not counted: rows of the user's referral earnings (a trigger on referral_earnings), and cents moved. */
+    referralEarningsCount: integer('referral_earnings_count').notNull().default(0),
+    referralTransferredCents: integer('referral_transferred_cents').notNull().default(0),
   },
-  (t) => [uniqueIndex('users_email_unique').on(t.email)],
+  (t) => [
+    uniqueIndex('users_email_unique').on(t.email),
+    uniqueIndex('users_referral_code_unique').on(t.referralCode),
+    index('users_referred_by').on(t.referredBy).where(sql`referred_by IS NOT NULL`),
+  ],
 );
 
 export const apiKeys = sqliteTable(
@@ -111,6 +124,8 @@ export const products = sqliteTable(
     warrantyHours: integer('warranty_hours').notNull().default(0),
     /** How many of its variants are active (kept with them): listed while > 0, a variant_id is needed when > 1. */
     activeVariants: integer('active_variants').notNull().default(1),
+    /** The referrer's percent of this product's orders: null = the shop's (referral_settings), 0 = none. */
+    referralPercent: integer('referral_percent'),
   },
   (t) => [
     uniqueIndex('products_sku_unique').on(t.sku),
@@ -263,7 +278,7 @@ export const walletTransactions = sqliteTable(
   {
     id: integer('id').primaryKey(),
     userId: integer('user_id').notNull().references(() => users.id),
-    type: text('type', { enum: ['deposit', 'purchase', 'refund', 'adjustment'] }).notNull(),
+    type: text('type', { enum: ['deposit', 'purchase', 'refund', 'adjustment', 'commission'] }).notNull(),
     amountCents: integer('amount_cents').notNull(),
     balanceAfterCents: integer('balance_after_cents').notNull(),
     description: text('description').notNull(),
@@ -479,6 +494,9 @@ export const AUDIT_ACTIONS = [
   'settings.invoicing_updated',
   'variant.created',
   'variant.updated',
+  'referrals.settings_changed',
+  'user.referrals_off',
+  'user.referrals_on',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 export const auditActions = sqliteTable('audit_actions', { action: text('action').primaryKey() });
@@ -799,3 +817,41 @@ export const documents = sqliteTable(
   ],
 );
 export type DocumentRow = typeof documents.$inferSelect;
+/** The shop's referral programme, one row (id 1): percent 0 = off (src/services/referrals/settings.ts). */
+export const referralSettings = sqliteTable('referral_settings', {
+  id: integer('id').primaryKey(),
+  percent: integer('percent').notNull().default(0),
+  holdDays: integer('hold_days').notNull().default(14),
+  minTransferCents: integer('min_transfer_cents').notNull().default(1000),
+  updatedAt: text('updated_at'),
+});
+
+/**
+ * What referrers earn (src/services/referrals/): an `earning` per order of a referred buyer, an `offset` (negative)
+ * per refund that took back a share already moved into the wallet. `pending` rows are not moved yet.
+ */
+export const referralEarnings = sqliteTable(
+  'referral_earnings',
+  {
+    id: integer('id').primaryKey(),
+    referrerId: integer('referrer_id').notNull().references(() => users.id),
+    orderId: integer('order_id').notNull().references(() => orders.id),
+    kind: text('kind', { enum: ['earning', 'offset'] }).notNull(),
+    earnedCents: integer('earned_cents').notNull(),
+    amountCents: integer('amount_cents').notNull(),
+    status: text('status', { enum: ['pending', 'transferred', 'reversed'] }).notNull(),
+    availableAt: text('available_at').notNull(),
+    /** The `commission` ledger row that moved it. */
+    transactionId: integer('transaction_id'),
+    createdAt: text('created_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('referral_earnings_one_per_order').on(t.orderId).where(sql`kind = 'earning'`),
+    index('referral_earnings_order').on(t.orderId),
+    index('referral_earnings_referrer_created').on(t.referrerId, t.createdAt, t.id),
+    index('referral_earnings_held').on(t.referrerId, t.availableAt).where(sql`status = 'pending'`),
+    index('referral_earnings_transaction').on(t.transactionId).where(sql`transaction_id IS NOT NULL`),
+  ],
+);
+export type ReferralEarningRow = typeof referralEarnings.$inferSelect;

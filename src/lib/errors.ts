@@ -35,6 +35,8 @@ export const ERROR_STATUS = {
   WARRANTY_EXPIRED: 422,
   ALREADY_REPORTED: 409,
   CLAIM_RESOLVED: 409,
+  // POST /user/referral/transfer with less available than the shop's min_transfer.
+  TRANSFER_TOO_SMALL: 400,
   SERVICE_UNAVAILABLE: 503,
   GATEWAY_UNAVAILABLE: 503,
   GATEWAY_REJECTED: 422,

@@ -94,7 +94,7 @@ export const presentQuote = (q: QuoteValue) => ({
 export const Transaction = z
   .object({
     id: z.number().int(),
-    type: z.enum(['deposit', 'purchase', 'refund', 'adjustment']),
+    type: z.enum(['deposit', 'purchase', 'refund', 'adjustment', 'commission']),
     amount: money(25).openapi({ description: 'signed USD amount: debits are negative' }),
     balance_after: money(25),
     description: z.string(),
@@ -290,6 +290,7 @@ export const Product = z
     description: description.nullable(),
     image_url: imageUrlField,
     warranty_hours: z.number().int().openapi({ description: 'replacement warranty in hours after a purchase (0: none)' }),
+    referral_percent: z.number().int().nullable().openapi({ description: "the referrer's percent of this product's orders: null = the shop's, 0 = none" }),
   })
   .openapi('Product');
 
@@ -341,4 +342,5 @@ export const presentProduct = (p: ProductRow, origin: string) => ({
   description: p.description,
   image_url: imageUrl(origin, p.image),
   warranty_hours: p.warrantyHours ?? 0,
+  referral_percent: p.referralPercent ?? null,
 });

@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { referralPercent } from './referrals';
 import { DateRangeQuery } from '../lib/date-range';
 import { PaginationQuery } from '../lib/pagination';
 import { humanLine, humanText, optionalIdQuery, usdAmount } from '../lib/validation';
@@ -68,6 +69,10 @@ export const ProductBody = z.object({
     .max(8760, 'warranty_hours must be between 0 and 8760')
     .optional()
     .openapi({ description: 'replacement warranty: hours after a purchase within which the buyer may report an item (default 0: none)' }),
+  referral_percent: referralPercent('referral_percent')
+    .nullable()
+    .optional()
+    .openapi({ description: "the referrer's percent of this product's orders: null (default) = the shop's, 0 = none (docs/referrals.md)" }),
 });
 
 /** A product body (whole or partial) as the service's input (cents, camelCase). */
@@ -82,6 +87,7 @@ export const productInput = (body: Partial<z.output<typeof ProductBody>>) => ({
   cancellable: body.cancellable,
   description: body.description,
   warrantyHours: body.warranty_hours,
+  referralPercent: body.referral_percent,
 });
 
 /**

@@ -12,6 +12,15 @@ export const CreateUserBody = z.object({
   password: z.string().min(8, 'password must be at least 8 characters').max(200, 'password is too long'),
 });
 
+/** A referrer's code as typed: 16 hex digits, any letter case (src/services/referrals/codes.ts). */
+export const referralCode = z
+  .string('referral_code must be a string')
+  .regex(/^\s*[0-9A-Fa-f]{16}\s*$/, 'No user has this referral code.')
+  .openapi({ description: "a referrer's code (16 hex digits): the new user is recorded as referred by them; a code nobody has → 422" });
+
+/** The operator's creation: a user, optionally brought by a referrer. */
+export const CreateUserWithReferralBody = CreateUserBody.extend({ referral_code: referralCode.nullable().optional() });
+
 export const UpdateProfileBody = z.object({
   name: userName.optional(),
   email: userEmail.optional(),

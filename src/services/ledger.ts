@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 
-export type TransactionType = 'deposit' | 'purchase' | 'refund' | 'adjustment';
+export type TransactionType = 'deposit' | 'purchase' | 'refund' | 'adjustment' | 'commission';
 
 export interface WalletMovement {
   /** The user's id, or a scalar SQL expression of it (a caller's credential subquery). */

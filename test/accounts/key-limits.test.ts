@@ -239,6 +239,7 @@ describe('the OpenAPI document says what each route needs', () => {
     'post /api/v2/orders/{id}/cancel': 'orders',
     'post /api/v2/orders/{id}/items/{index}/report': 'orders',
     'post /api/v2/wallet/deposit': 'deposits',
+    'post /api/v2/user/referral/transfer': 'deposits',
     'put /api/v2/user/profile': 'account',
     'post /api/v2/user/password': 'account',
     'post /api/v2/api-keys': 'keys',

@@ -119,6 +119,15 @@ describe('the migrations, applied one by one to a database with data', () => {
       stock_count: 1,
       active_variants: 1,
     });
+    // 0033 (referrals) gave the user already there a code, and rebuilt the ledger keeping its rows, which now take
+    // `commission` (a credit only) beside the other types.
+    expect((await db.prepare('SELECT referral_code FROM users WHERE id = 1').first<{ referral_code: string }>())!.referral_code).toMatch(/^[0-9A-F]{16}$/);
+    const commission = (amount: number, id: string) =>
+      db.prepare(`INSERT INTO wallet_transactions (user_id, type, amount_cents, balance_after_cents, description, operation_id, created_at)
+                  VALUES (1, 'commission', ${amount}, 2000, 'moved', '${id}', '${T}')`);
+    await expect(commission(-5, 'op-c0').run()).rejects.toThrow(/CHECK/);
+    await commission(5, 'op-c1').run();
+    await db.prepare(`DELETE FROM wallet_transactions WHERE operation_id = 'op-c1'`).run();
 
     // The named lists (0021): the database refuses a name it does not list, and a migration that lists a new one is an
     // INSERT, with every existing row untouched.

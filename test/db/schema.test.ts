@@ -22,19 +22,24 @@ describe('drizzle schema matches the migrated database', () => {
   }
 
   // The kept counts (migrations/0030_counts_kept.sql, 0031_variants.sql) live in triggers, which drizzle does not describe: a later
-  // migration that rebuilds orders, wallet_transactions or deposits drops them unless it creates them again.
+  // migration that rebuilds orders, wallet_transactions or deposits drops them unless it creates them again (0033
+  // rebuilt wallet_transactions and created its two again).
   it('has the triggers that keep the counts', async () => {
     const { results } = await env.DB.prepare("SELECT tbl_name AS tableName, name FROM sqlite_master WHERE type = 'trigger' ORDER BY 1, 2").all();
     expect(results).toEqual([
       { tableName: 'deposits', name: 'deposits_counted' },
       { tableName: 'deposits', name: 'deposits_uncounted' },
       { tableName: 'orders', name: 'orders_counted' },
+      { tableName: 'orders', name: 'orders_referral_earning' },
       { tableName: 'orders', name: 'orders_spend_counted' },
       { tableName: 'orders', name: 'orders_spend_moved' },
       { tableName: 'orders', name: 'orders_status_counted' },
       { tableName: 'orders', name: 'orders_uncounted' },
       // A product's stock_count follows its active variants' (migrations/0031_variants.sql).
       { tableName: 'product_variants', name: 'product_variants_stock_count' },
+      // Referrals (0033): every user's code, and the kept count of a referrer's earnings.
+      { tableName: 'referral_earnings', name: 'referral_earnings_counted' },
+      { tableName: 'users', name: 'users_referral_code' },
       { tableName: 'wallet_transactions', name: 'wallet_transactions_counted' },
       { tableName: 'wallet_transactions', name: 'wallet_transactions_uncounted' },
     ]);

@@ -170,6 +170,51 @@ const CORRUPTIONS: Corruption[] = [
     }),
   },
   {
+    check: "every commission transaction equals the referral earnings it moved, all its own user's",
+    sql: ({ empty }) => ({
+      corrupt: [
+        `INSERT INTO wallet_transactions (user_id, type, amount_cents, balance_after_cents, description, operation_id, created_at)
+         VALUES (${empty.id}, 'commission', 100, 100, 'moved nothing', 'audit-commission-${empty.id}', '2026-01-01T00:00:00.000Z')`,
+        `UPDATE users SET balance_cents = balance_cents + 100, referral_transferred_cents = referral_transferred_cents + 100 WHERE id = ${empty.id}`,
+      ],
+      repair: [
+        `DELETE FROM wallet_transactions WHERE operation_id = 'audit-commission-${empty.id}'`,
+        `UPDATE users SET balance_cents = balance_cents - 100, referral_transferred_cents = referral_transferred_cents - 100 WHERE id = ${empty.id}`,
+      ],
+    }),
+  },
+  {
+    check: "a transferred earning was moved by one commission transaction; a referrer's transferred total is what was moved",
+    sql: ({ empty }) => ({
+      corrupt: [`UPDATE users SET referral_transferred_cents = referral_transferred_cents + 1 WHERE id = ${empty.id}`],
+      repair: [`UPDATE users SET referral_transferred_cents = referral_transferred_cents - 1 WHERE id = ${empty.id}`],
+    }),
+  },
+  {
+    check: 'a fully refunded order keeps none of its referral earning',
+    sql: ({ other, cancelled }) => ({
+      corrupt: [
+        `INSERT INTO referral_earnings (referrer_id, order_id, kind, earned_cents, amount_cents, status, available_at, created_at, updated_at)
+         VALUES (${other.id}, ${cancelled}, 'earning', 5, 5, 'pending', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')`,
+      ],
+      repair: [`DELETE FROM referral_earnings WHERE order_id = ${cancelled}`],
+    }),
+  },
+  {
+    check: 'every order has one invoice, every credited deposit one receipt, every refund one credit note, for its amount',
+    sql: ({ pending }) => ({
+      corrupt: [`UPDATE documents SET total_amount_cents = total_amount_cents + 1, net_amount_cents = net_amount_cents + 1 WHERE order_id = ${pending} AND type = 'invoice'`],
+      repair: [`UPDATE documents SET total_amount_cents = total_amount_cents - 1, net_amount_cents = net_amount_cents - 1 WHERE order_id = ${pending} AND type = 'invoice'`],
+    }),
+  },
+  {
+    check: "each document type's numbers run from 1 (after those test mode's reset deleted) to its highest, none skipped or used twice",
+    sql: () => ({
+      corrupt: [`UPDATE documents SET sequence = sequence + 1000 WHERE id = (SELECT max(id) FROM documents WHERE type = 'invoice')`],
+      repair: [`UPDATE documents SET sequence = sequence - 1000 WHERE id = (SELECT max(id) FROM documents WHERE type = 'invoice')`],
+    }),
+  },
+  {
     check: 'kept user counts equal the counted ones',
     sql: ({ user }) => ({
       corrupt: [`UPDATE user_counts SET pending_orders = pending_orders + 1 WHERE user_id = ${user.id}`],

@@ -9,6 +9,7 @@ import { consoleOrders } from './orders';
 import { consoleOverview } from './overview';
 import { consolePayments } from './payments';
 import { consoleProducts } from './products';
+import { consoleReferrals } from './referrals';
 import { consoleRevokedItems } from './revoked-items';
 import { consoleUsers } from './users';
 import { consoleDocuments } from './documents';
@@ -17,4 +18,4 @@ import { consoleDocuments } from './documents';
 // CSRF and forms, over the admin API's service functions. Every page and form answers only an operator's session
 // (src/middleware/session.ts: requireOperatorSession); a signed-in non-operator gets 404.
 
-export const consolePages = [consoleOverview, consoleProducts, consoleOrders, consoleUsers, consoleDeposits, consoleRevokedItems, consoleAudit, consoleEmails, consoleCoupons, consoleExports, consolePayments, consoleClaims, consoleBlocklist, consoleDocuments];
+export const consolePages = [consoleOverview, consoleProducts, consoleOrders, consoleUsers, consoleDeposits, consoleRevokedItems, consoleAudit, consoleEmails, consoleCoupons, consoleExports, consolePayments, consoleClaims, consoleBlocklist, consoleDocuments, consoleReferrals];

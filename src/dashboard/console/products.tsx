@@ -66,8 +66,10 @@ function productFromForm(fields: FormFields) {
     cancellable: fields.final_sale !== 'on',
     description: description === '' ? null : fields.description.replace(/\r\n?/g, '\n'),
     warranty_hours: (fields.warranty_hours ?? '').trim() === '' ? 0 : fields.warranty_hours.trim(),
+    // Empty: the shop's percent.
+    referral_percent: (fields.referral_percent ?? '').trim() === '' ? null : fields.referral_percent.trim(),
   };
-  const body = parseForm(ProductBody, input, ['price', 'warranty_hours']);
+  const body = parseForm(ProductBody, input, ['price', 'warranty_hours', 'referral_percent']);
   return { ...productInput(body), name: body.name, sku: body.sku, priceCents: body.price };
 }
 
@@ -83,6 +85,7 @@ const formValues = (p: ProductRow): FormFields => ({
   ...(p.cancellable === 0 ? { final_sale: 'on' } : {}),
   description: p.description ?? '',
   warranty_hours: String(p.warrantyHours ?? 0),
+  referral_percent: p.referralPercent === null || p.referralPercent === undefined ? '' : String(p.referralPercent),
 });
 
 function ProductFields({ values, problem }: { values: FormFields; problem?: FormProblem }) {
@@ -104,6 +107,8 @@ function ProductFields({ values, problem }: { values: FormFields; problem?: Form
       </p>
       <Field name="warranty_hours" label="Replacement warranty (hours)" value={values.warranty_hours ?? '0'} problem={problem} inputmode="numeric" />
       <p class="muted">Replacement warranty: for this many hours after a purchase the buyer may report an item that does not work (0: none).</p>
+      <Field name="referral_percent" label="Referral percent" value={values.referral_percent} problem={problem} inputmode="numeric" />
+      <p class="muted">Referral percent: what a referrer earns of this product's orders (empty: the shop's, on the Referrals page; 0: nothing).</p>
       <TextArea name="description" label="Description" value={values.description} problem={problem} rows={5} maxlength={2000} />
     </>
   );

@@ -8,6 +8,8 @@ import { ChangePasswordBody, UpdateProfileBody } from '../../schemas/users';
 import { changePassword, getDashboard, getProfile, updateProfile, type UserProfile } from '../../services/accounts/users';
 import { discountPercent, Order, presentOrder, presentTransaction, Transaction } from '../representations';
 
+export const referredBy = z.string().nullable().openapi({ description: "the referral code of the user who brought this one (recorded at sign-up), or null" });
+
 export const UserProfileSchema = z
   .object({
     id: z.number().int(),
@@ -16,6 +18,7 @@ export const UserProfileSchema = z
     balance: z.number().min(0).openapi({ example: 25.5 }),
     created_at: z.string().openapi({ format: 'date-time' }),
     discount_percent: discountPercent,
+    referred_by: referredBy,
   })
   .openapi('UserProfile');
 
@@ -32,6 +35,7 @@ export const presentProfile = (u: UserProfile) => ({
   balance: centsToAmount(u.balanceCents),
   created_at: u.createdAt,
   discount_percent: u.discountPercent,
+  referred_by: u.referredBy ?? null,
 });
 
 const presentOwnProfile = (u: UserProfile) => ({

@@ -9,13 +9,14 @@ import { idempotent } from '../../middleware/idempotency';
 import { disabledAlsoInSandbox } from '../../middleware/mode';
 import { publishAfterResponse } from '../../middleware/publish-events';
 import { AdjustmentBody, UpdateUserBody, USER_ROLES, UsersQuery } from '../../schemas/operator';
-import { CreateUserBody } from '../../schemas/users';
+import { CreateUserWithReferralBody } from '../../schemas/users';
+import { referredByValue } from '../../services/referrals/codes';
 import { OPERATOR } from '../../services/idempotency';
 import { createUser, type UserCreationSnapshot, type UserProfile } from '../../services/accounts/users';
 import { adjustBalance } from '../../services/payments/wallet';
 import { ADMIN_TOKEN_ACTOR } from '../../services/accounts/audit-log';
 import { presentTransaction, Transaction, discountPercent } from '../representations';
-import { presentProfile, UserProfileSchema } from '../accounts/user';
+import { presentProfile, referredBy, UserProfileSchema } from '../accounts/user';
 import { centsToAmount } from '../../lib/money';
 import { paged, pagedEnvelope } from '../../lib/pagination';
 import { queryPlain } from '../../services/caller';
@@ -45,6 +46,7 @@ const OperatorUserSchema = z
     discount_percent: discountPercent,
     on_hold: z.boolean().openapi({ description: 'true: deposits and purchases are refused (403 ACCOUNT_ON_HOLD) until the hold is lifted' }),
     hold_reason: z.string().nullable(),
+    referred_by: referredBy,
   })
   .openapi('OperatorUser');
 
@@ -61,6 +63,7 @@ const presentUser = (u: OperatorUser) => ({
   discount_percent: u.discountPercent,
   on_hold: (u.heldAt ?? null) !== null,
   hold_reason: u.holdReason ?? null,
+  referred_by: u.referredBy ?? null,
 });
 
 const presentUserDetail = (u: OperatorUserDetail) => ({ ...presentUser(u), orders_count: u.ordersCount, total_spent: centsToAmount(u.totalSpentCents) });
@@ -102,7 +105,7 @@ export const adminUsersRouter = createRouter()
       summary: 'Create a user and its first API key',
       security,
       parameters,
-      request: { body: jsonBody(CreateUserBody) },
+      request: { body: jsonBody(CreateUserWithReferralBody) },
       responses: {
         201: jsonResponse(envelope(UserProfileSchema.extend({ api_key: z.string() })), 'The user and its first key', idLinks('/data/id', { adjustBalance: 'id' })),
         ...errorResponses(401, 422),
@@ -118,7 +121,8 @@ export const adminUsersRouter = createRouter()
         c,
         request,
         async (claim) => {
-          const { user, apiKey } = await createUser(c.var.db, ADMIN_TOKEN_ACTOR, body, claim && { claim, seal: sealing.seal });
+          const referrer = referredByValue(body.referral_code, body.email, true);
+          const { user, apiKey } = await createUser(c.var.db, ADMIN_TOKEN_ACTOR, body, claim && { claim, seal: sealing.seal }, referrer);
           return created(user, apiKey);
         },
         { ...asOperator, render: async (snapshot) => created(snapshot as UserProfile, await sealing.open((snapshot as UserCreationSnapshot).sealedApiKey)) },

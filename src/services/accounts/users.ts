@@ -2,7 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { columnsOf, rowsOf } from '../../db/batch';
 import type { Db } from '../../db/client';
 import { writeBatch } from '../../db/d1';
-import { isUniqueViolation } from '../../db/errors';
+import { isCheckViolation, isUniqueViolation } from '../../db/errors';
 import { orders, walletTransactions, type OrderRow, type TransactionRow } from '../../db/schema';
 import { hashPassword, verifyPassword } from '../../lib/crypto';
 import { fieldError } from '../../lib/errors';
@@ -37,14 +37,31 @@ export interface UserProfile {
   emailVerified: number;
   /** A reseller's discount on every unit price, 0..90. */
   discountPercent: number;
+  /** The referrer's code, or null. */
+  referredBy: string | null;
 }
 
 // Emails are unique case-insensitively (COLLATE NOCASE); a concurrent duplicate surfaces as the index violation.
 const emailTaken = () => fieldError('email', 'The email has already been taken.');
 
+/**
+ * `users.referred_by` of a new account: SQL for the referrer's id, NULL, or 0 for a code nobody has, which the column's
+ * CHECK refuses (src/services/referrals/codes.ts builds it; the routes hand it in, so accounts need not know referrals).
+ */
+export type ReferredBy = SQL;
+const unknownReferralCode = () => fieldError('referral_code', 'No user has this referral code.');
+
+/** The creation's constraint failures as the 422s they stand for; anything else as it is. */
+function creationError(err: unknown): unknown {
+  if (isUniqueViolation(err, 'users.email')) return emailTaken();
+  if (isCheckViolation(err, 'referred_by')) return unknownReferralCode();
+  return err;
+}
+
 const profileOf = (userId: SQL | number) =>
   sql`SELECT id, name, email, balance_cents AS balanceCents, created_at AS createdAt, email_receipts AS emailReceipts,
-             email_verified AS emailVerified, discount_percent AS discountPercent FROM users WHERE id = ${userId}`;
+             email_verified AS emailVerified, discount_percent AS discountPercent,
+             (SELECT r.referral_code FROM users r WHERE r.id = users.referred_by) AS referredBy FROM users WHERE id = ${userId}`;
 
 /**
  * An operator's Idempotency-Key claim on a user creation. Only a hash of an API key is ever stored, so the replay
@@ -61,7 +78,13 @@ export interface UserCreationSnapshot extends UserProfile {
 }
 
 /** Operator creation of a user together with its first API key, in one batch. */
-export async function createUser(d1: Db, actor: Actor, input: { name: string; email: string; password: string }, idempotency?: UserCreationClaim) {
+export async function createUser(
+  d1: Db,
+  actor: Actor,
+  input: { name: string; email: string; password: string },
+  idempotency?: UserCreationClaim,
+  referredBy: ReferredBy = sql`NULL`,
+) {
   const now = isoNow();
   const issued = await issueKey();
   const passwordHash = await hashPassword(input.password);
@@ -72,14 +95,14 @@ export async function createUser(d1: Db, actor: Actor, input: { name: string; em
       OPERATOR,
       claim,
       sql`SELECT p.id, json_object('id', p.id, 'name', p.name, 'email', p.email, 'balanceCents', p.balanceCents,
-                                   'createdAt', p.createdAt, 'discountPercent', p.discountPercent, 'sealedApiKey', ${await seal(issued.key)}) AS snapshot
+                                   'createdAt', p.createdAt, 'discountPercent', p.discountPercent, 'referredBy', p.referredBy, 'sealedApiKey', ${await seal(issued.key)}) AS snapshot
           FROM (${profileOf(ownerOfKey)}) AS p`,
     );
   try {
     const { reads } = await writeAsActor(d1, actor, {
       writes: [
-        sql`INSERT INTO users (name, email, password_hash, balance_cents, created_at, updated_at)
-            VALUES (${input.name}, ${input.email}, ${passwordHash}, 0, ${now}, ${now})`,
+        sql`INSERT INTO users (name, email, password_hash, balance_cents, created_at, updated_at, referred_by)
+            VALUES (${input.name}, ${input.email}, ${passwordHash}, 0, ${now}, ${now}, ${referredBy})`,
         insertKeyUnderLimit(sql`last_insert_rowid()`, 'Default key', issued, now),
         ...(idempotency ? await snapshot(idempotency) : []),
         auditEntry(
@@ -99,8 +122,7 @@ export async function createUser(d1: Db, actor: Actor, input: { name: string; em
     const [user] = rowsOf<UserProfile>(reads[0]);
     return { user, apiKey: issued.key };
   } catch (err) {
-    if (isUniqueViolation(err, 'users.email')) throw emailTaken();
-    throw err;
+    throw creationError(err);
   }
 }
 
@@ -114,6 +136,7 @@ export async function signUp(
   session: SessionToken,
   mail?: Mail,
   place?: RequestPlace,
+  referredBy: ReferredBy = sql`NULL`,
 ): Promise<void> {
   const now = isoNow();
   const passwordHash = await hashPassword(input.password);
@@ -125,8 +148,8 @@ export async function signUp(
   try {
     const { reads } = await writeBatch(d1, {
       writes: [
-        sql`INSERT INTO users (name, email, password_hash, balance_cents, created_at, updated_at, email_verified)
-            SELECT ${input.name}, ${input.email}, ${passwordHash}, 0, ${now}, ${now}, ${verify ? 0 : 1}
+        sql`INSERT INTO users (name, email, password_hash, balance_cents, created_at, updated_at, email_verified, referred_by)
+            SELECT ${input.name}, ${input.email}, ${passwordHash}, 0, ${now}, ${now}, ${verify ? 0 : 1}, ${referredBy}
             WHERE NOT EXISTS (${rules})`,
         insertSession(newUser, session.tokenHash, now),
         ...(verify?.writes ?? []),
@@ -137,8 +160,7 @@ export async function signUp(
     if (rowsOf(reads[0]).length === 0) refuseIfBlocked(reads[1], place);
     verify?.sent(reads[2]);
   } catch (err) {
-    if (isUniqueViolation(err, 'users.email')) throw emailTaken();
-    throw err;
+    throw creationError(err);
   }
 }
 

@@ -27,6 +27,8 @@ export interface ProductInput {
   description?: string | null;
   /** Replacement warranty in hours, 0..8760 (0 = none). */
   warrantyHours?: number;
+  /** The referrer's percent of this product's orders: null = the shop's, 0 = none. */
+  referralPercent?: number | null;
 }
 
 const packSizes = packSizesText;
@@ -65,6 +67,7 @@ export async function createProduct(d1: Db, actor: Actor, input: ProductInput, c
         cancellable: input.cancellable === false ? 0 : 1,
         description: input.description ?? null,
         warrantyHours: input.warrantyHours ?? 0,
+        referralPercent: input.referralPercent ?? null,
         stockCount: 0,
         createdAt: now,
         updatedAt: now,
@@ -188,6 +191,7 @@ export async function updateProduct(
         cancellable: input.cancellable === undefined ? undefined : input.cancellable ? 1 : 0,
         description: input.description,
         warrantyHours: input.warrantyHours,
+        referralPercent: input.referralPercent,
         updatedAt: now,
       })
       .where(and(eq(products.id, productId), tiersBelowPrice(input, (name) => sql.raw(name)), oneVariant))

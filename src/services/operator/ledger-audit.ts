@@ -151,6 +151,32 @@ export const AUDIT_CHECKS: AuditCheck[] = [
           HAVING count(d.id) <> coalesce(max(d.sequence), s.deleted_up_to) - s.deleted_up_to OR count(DISTINCT d.sequence) <> count(d.id)`,
   },
   {
+    // Referrals (docs/referrals.md): a transfer marks exactly the earnings it summed with its ledger row's id, so an
+    // earning moves at most once (one column) and the money moved is the money earned.
+    name: 'every commission transaction equals the referral earnings it moved, all its own user\'s',
+    key: { column: 'transaction_id', table: 'wallet_transactions' },
+    sql: `SELECT t.id AS transaction_id, t.amount_cents, coalesce(sum(e.amount_cents), 0) AS moved_cents, count(e.id) AS earnings
+          FROM wallet_transactions t LEFT JOIN referral_earnings e ON e.transaction_id = t.id
+          WHERE t.type = 'commission'
+          GROUP BY t.id
+          HAVING count(e.id) = 0 OR coalesce(sum(e.amount_cents), 0) <> t.amount_cents OR sum(e.referrer_id <> t.user_id) > 0`,
+  },
+  {
+    name: 'a transferred earning was moved by one commission transaction; a referrer\'s transferred total is what was moved',
+    sql: `SELECT e.id AS earning_id, NULL AS user_id FROM referral_earnings e LEFT JOIN wallet_transactions t ON t.id = e.transaction_id
+          WHERE e.transaction_id IS NOT NULL AND (t.id IS NULL OR t.type <> 'commission')
+          UNION ALL
+          SELECT NULL, u.id FROM users u
+          WHERE u.referral_transferred_cents <> (SELECT coalesce(sum(t.amount_cents), 0) FROM wallet_transactions t WHERE t.user_id = u.id AND t.type = 'commission')`,
+  },
+  {
+    name: 'a fully refunded order keeps none of its referral earning',
+    key: { column: 'order_id', table: 'orders' },
+    sql: `SELECT o.id AS order_id, e.amount_cents, e.status FROM orders o JOIN referral_earnings e ON e.order_id = o.id AND e.kind = 'earning'
+          WHERE o.refunded_amount_cents >= o.total_amount_cents
+            AND e.amount_cents + (SELECT coalesce(sum(f.amount_cents), 0) FROM referral_earnings f WHERE f.order_id = o.id AND f.kind = 'offset') <> 0`,
+  },
+  {
     // Kept by the triggers of migrations/0030_counts_kept.sql; the lists' totals and the dashboard read them.
     name: 'kept user counts equal the counted ones',
     key: { column: 'user_id', table: 'users' },

@@ -26,6 +26,8 @@ export interface OperatorUser {
   /** Set while the account is on hold (src/services/accounts/holds.ts). */
   heldAt?: string | null;
   holdReason?: string | null;
+  /** The referrer's code, or null (src/services/referrals/). */
+  referredBy?: string | null;
 }
 
 export interface OperatorUserDetail extends OperatorUser {
@@ -34,7 +36,7 @@ export interface OperatorUserDetail extends OperatorUser {
 }
 
 const USER_COLUMNS = sql`id, name, email, role, disabled_at AS disabledAt, balance_cents AS balanceCents, created_at AS createdAt, discount_percent AS discountPercent,
-  held_at AS heldAt, hold_reason AS holdReason`;
+  held_at AS heldAt, hold_reason AS holdReason, (SELECT r.referral_code FROM users r WHERE r.id = users.referred_by) AS referredBy`;
 
 /** Who a listed row belongs to, by name and email (the console shows people, not ids). */
 export interface Buyer {
@@ -107,7 +109,7 @@ const detailSnapshot = (userId: number, updated: SQL) => sql`
   SELECT d.id, json_object('id', d.id, 'name', d.name, 'email', d.email, 'role', d.role, 'disabledAt', d.disabledAt,
                            'balanceCents', d.balanceCents, 'createdAt', d.createdAt, 'ordersCount', d.ordersCount,
                            'totalSpentCents', d.totalSpentCents, 'discountPercent', d.discountPercent,
-                           'heldAt', d.heldAt, 'holdReason', d.holdReason) AS snapshot
+                           'heldAt', d.heldAt, 'holdReason', d.holdReason, 'referredBy', d.referredBy) AS snapshot
   FROM (${detailOf(userId)}) AS d WHERE EXISTS (SELECT 1 FROM users WHERE ${updated})`;
 
 export interface UserChanges {

@@ -15,6 +15,7 @@ import { SUBJECTS } from '../mail/templates';
 import { eventIdsOf, inOutbox, newEvent, recordEvent, type Publish } from '../events/log';
 import { newOperationId, walletMovement } from '../ledger';
 import { creditNoteStatements } from '../documents/issue';
+import { reversalStatements } from '../referrals/earnings';
 import type { Mail } from '../mail/settings';
 
 // Warranty claims. Within its product's `warranty_hours` of the purchase, a buyer reports one delivered item of an
@@ -177,6 +178,7 @@ export async function resolveClaim(d1: Db, actor: Actor, claimId: number, resolu
                                   updated_at = ${now}
                 WHERE id = (SELECT order_id FROM claims WHERE id = ${claimId})
                   AND EXISTS (SELECT 1 FROM wallet_transactions WHERE operation_id = ${key})`,
+            ...reversalStatements(sql`(SELECT order_id FROM claims WHERE id = ${claimId})`, key, now),
             sql`UPDATE claims SET status = 'refunded', refund_cents = (SELECT amount_cents FROM wallet_transactions WHERE operation_id = ${key}),
                                   resolution = 'Refunded ' || printf('%.2f', (SELECT amount_cents FROM wallet_transactions WHERE operation_id = ${key}) / 100.0) || ' USD to the wallet.',
                                   resolution_key = ${key}, resolved_at = ${now}

@@ -22,6 +22,7 @@ import { allOf, firstFailing, pricedPurchase, purchaseRefusal, redeemCoupon, sel
 import { overSpendLimit, spendLimitState, withinSpendLimit } from '../accounts/spend-limits';
 import { creditNoteStatements, invoiceIssue, issueDocuments, type DocumentIssue } from '../documents/issue';
 import { orderDocumentsQuery, type DocumentWithCorrects } from '../documents/documents';
+import { reversalStatements } from '../referrals/earnings';
 import { keptTotal } from '../accounts/counts';
 
 export interface OrderWithItems {
@@ -211,7 +212,12 @@ export function purchaseStatements(caller: Caller, request: PurchaseRequest, opt
  * Buy `quantity` items of a product: the purchase's statements (`purchaseStatements`) as one D1 batch of their own,
  * the caller's proof first. Answers the order and its items, or throws the refusal its reads explain.
  */
-export async function purchase(d1: Db, caller: Caller, request: PurchaseRequest, options: CatalogueChange & { mail?: Mail }): Promise<OrderWithItems> {
+export async function purchase(
+  d1: Db,
+  caller: Caller,
+  request: PurchaseRequest,
+  options: CatalogueChange & { mail?: Mail },
+): Promise<OrderWithItems> {
   const statements = purchaseStatements(caller, request, options);
   const reads = await writeAs(d1, caller, {
     writes: [...statements.writes, ...statements.announce],
@@ -274,6 +280,7 @@ export async function cancelOrder(
       }),
       sql`UPDATE orders SET status = 'cancelled', refunded_amount_cents = total_amount_cents, updated_at = ${now}
           WHERE id = ${orderId} AND ${refunded}`,
+      ...reversalStatements(orderId, operationId, now),
       // Open claims of the order end with it: it is refunded in full.
       sql`UPDATE claims SET status = 'rejected', resolution = 'The order was cancelled and refunded.', resolved_at = ${now}
           WHERE order_id = ${orderId} AND status = 'open' AND ${refunded}`,

@@ -9,6 +9,7 @@ import { auditEntry, writeAsActor, type Actor } from '../accounts/audit-log';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from '../idempotency';
 import { newOperationId, walletMovement } from '../ledger';
 import { creditNoteStatements } from '../documents/issue';
+import { reversalStatements } from '../referrals/earnings';
 
 // Refunds by the operator: part or all of any order that is not cancelled (pending or completed, final sale too),
 // never more than what is left of it. One batch: the `refund` ledger row tied to the order is written only while the
@@ -49,6 +50,7 @@ export async function refundOrder(
                             updated_at = ${now}
           WHERE id = ${orderId} AND ${refunded}`,
       ...creditNoteStatements(operationId, now),
+      ...reversalStatements(orderId, operationId, now),
       // With an Idempotency-Key: the answer's snapshot, the order as refunded and this refund's amount.
       ...(claim
         ? recordClaim(
