@@ -7,7 +7,7 @@ import { requestLog } from './middleware/request-log';
 import { requestPlace } from './middleware/request-place';
 import { bodyLimits } from './middleware/body-limits';
 import { renderError } from './middleware/render-error';
-import { methodNotAllowedOrNotFound } from './middleware/method-not-allowed';
+import { methodNotAllowedOrNotFound, refuseMethodsNotServed } from './middleware/method-not-allowed';
 import { adminUsersRouter } from './routes/admin/users';
 import { adminProductsRouter } from './routes/admin/products';
 import { adminDepositsRouter } from './routes/admin/deposits';
@@ -54,6 +54,8 @@ export function createApp() {
   app.use('*', requestPlace);
   app.use('/dashboard/*', dashboardHeaders);
   app.use('*', bodyLimits);
+  // 405 before 401: the method is decided before any credential is asked for.
+  app.use('*', refuseMethodsNotServed(app.routes));
 
   app.use(`${API_PREFIX}/*`, exactJsonBodies);
   app.use(`${API_PREFIX}/*`, d1Session);
