@@ -47,6 +47,8 @@ const ROWS_AFTER: Record<string, string[]> = {
     `INSERT INTO coupons (id, code, percent_off, created_at, updated_at) VALUES (1, 'SPRING', 10, '${T}', '${T}')`,
     `INSERT INTO coupon_redemptions (id, coupon_id, user_id, order_id, created_at) VALUES (1, 1, 1, 1, '${T}')`,
   ],
+  // A product with a warranty: 0034 gives its orders the warranty it has when they gain the column.
+  '0025_after_the_sale.sql': [`UPDATE products SET warranty_hours = 72 WHERE id = 1`],
 };
 
 const TABLES = ['users', 'api_keys', 'products', 'orders', 'stock_items', 'deposits', 'wallet_transactions', 'gateway_events',
@@ -82,6 +84,8 @@ describe('the migrations, applied one by one to a database with data', () => {
       coupon: null,
     });
     expect(await auditLedger(db)).toEqual([]);
+    // Warranty is the order's (0034): the orders bought before it keep their product's.
+    expect((await db.prepare('SELECT warranty_hours FROM orders ORDER BY id').all()).results).toEqual([{ warranty_hours: 72 }, { warranty_hours: 72 }]);
 
     // The named lists (0021): the database refuses a name it does not list, and a migration that lists a new one is an
     // INSERT, with every existing row untouched.

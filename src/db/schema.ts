@@ -25,8 +25,16 @@ export const users = sqliteTable(
     /** Set while the account is on hold (a reversed payment, or the operator): no deposits, no purchases. */
     heldAt: text('held_at'),
     holdReason: text('hold_reason'),
+    /** Where the account was made (client address and Cloudflare country), and where it was last seen signed in. */
+    signupIp: text('signup_ip'),
+    signupCountry: text('signup_country'),
+    lastSeenIp: text('last_seen_ip'),
+    lastSeenCountry: text('last_seen_country'),
+    lastSeenAt: text('last_seen_at'),
+    /** last_seen_ip as 32 hex digits (src/lib/ip.ts): an ip rule's range finds the accounts last seen in it. */
+    lastSeenIpHex: text('last_seen_ip_hex'),
   },
-  (t) => [uniqueIndex('users_email_unique').on(t.email)],
+  (t) => [uniqueIndex('users_email_unique').on(t.email), index('users_last_seen_ip_hex').on(t.lastSeenIpHex).where(sql`last_seen_ip_hex IS NOT NULL`)],
 );
 
 export const apiKeys = sqliteTable(
@@ -118,6 +126,8 @@ export const orders = sqliteTable(
     refundedAmountCents: integer('refunded_amount_cents').notNull().default(0),
     /** The coupon's part of `discount_amount_cents` (0 without a coupon). */
     couponAmountCents: integer('coupon_amount_cents').notNull().default(0),
+    /** The product's warranty_hours when the order was bought: a later change of the product does not reach back. */
+    warrantyHours: integer('warranty_hours').notNull().default(0),
   },
   (t) => [
     uniqueIndex('orders_order_number_unique').on(t.orderNumber),
@@ -308,6 +318,7 @@ export const EVENT_TYPES = [
   'order.item_replaced',
   'order.item_refunded',
   'order.claim_rejected',
+  'order.refunded',
   // Catalogue events: shop-wide, only for endpoints subscribed to them by name (src/services/catalogue/events.ts).
   'product.restocked',
   'product.price_changed',
@@ -468,6 +479,8 @@ export const EMAIL_TEMPLATES = [
   'email_verification',
   'operator_alert',
   'claim_resolved',
+  'order_refunded',
+  'claim_opened',
 ] as const;
 export type EmailTemplate = (typeof EMAIL_TEMPLATES)[number];
 export const emailTemplates = sqliteTable('email_templates', { template: text('template').primaryKey() });

@@ -3,6 +3,8 @@ import type { OrderRow } from '../../db/schema';
 import { envelope, ok } from '../../lib/envelope';
 import { centsToAmount } from '../../lib/money';
 import { idempotent } from '../../middleware/idempotency';
+import { publishAfterResponse } from '../../middleware/publish-events';
+import { mailFor } from '../../middleware/send-emails';
 import { RefundBody } from '../../schemas/after-sale';
 import { ADMIN_TOKEN_ACTOR } from '../../services/accounts/audit-log';
 import { OPERATOR } from '../../services/idempotency';
@@ -27,7 +29,8 @@ export const adminRefundsRouter = createRouter().openapi(
       'A `refund` transaction of `amount` to the buyer\'s wallet, tied to the order (pending or completed, final sale too): ' +
       "`amount` must be more than 0 and at most the order's `total_amount` less its `refunded_amount` (422 `errors.amount` " +
       'otherwise; a cancelled order is refunded in full already). The items stay the buyer\'s; a later cancellation refunds ' +
-      'only the rest. Audited (`order.refunded`).',
+      'only the rest. Audited (`order.refunded`); writes the event `order.refunded` (`data.object` the order, `data.amount` and ' +
+      '`data.reason` of this refund) and emails the buyer (`order_refunded`: the amount and the reason).',
     security: [{ AdminBearer: [] }],
     parameters: [idempotencyKeyParameter],
     request: { params: IdParams, body: jsonBody(RefundBody) },
@@ -44,7 +47,10 @@ export const adminRefundsRouter = createRouter().openapi(
       c,
       { order_id: id, ...body },
       async (claim) => {
-        const { order, refundedCents } = await refundOrder(c.var.db, ADMIN_TOKEN_ACTOR, id, body.amount, body.reason, claim);
+        const { order, refundedCents } = await refundOrder(c.var.db, ADMIN_TOKEN_ACTOR, id, body.amount, body.reason, claim, {
+          mail: mailFor(c),
+          publish: publishAfterResponse(c),
+        });
         return refunded(order, refundedCents);
       },
       {

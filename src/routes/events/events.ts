@@ -1,6 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { EVENT_TYPES, type DeliveryRow, type EventRow, type EventType } from '../../db/schema';
 import { envelope, ok } from '../../lib/envelope';
+import { centsToAmount } from '../../lib/money';
 import { createRouter, errorResponses, jsonResponse, needsScope } from '../openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../../lib/pagination';
 import { EVENT_ID_SHAPE, getEvent, listEvents } from '../../services/events/log';
@@ -18,8 +19,10 @@ export const Event = z
     data: z.object({
       object: z.union([Order, Deposit, Transaction, ProductEventObject, Claim]).openapi({
         description:
-          'The claim (order.item_replaced, order.item_refunded, order.claim_rejected), the order (other order.*), deposit (deposit.*) or wallet transaction (balance.adjusted) as the API renders it elsewhere, right after the change; for product.* the public stock entry (with previous_price on product.price_changed)',
+          'The claim (order.item_replaced, order.item_refunded, order.claim_rejected), the order (other order.*; for order.refunded as refunded, its refunded_amount including this refund), deposit (deposit.*) or wallet transaction (balance.adjusted) as the API renders it elsewhere, right after the change; for product.* the public stock entry (with previous_price on product.price_changed)',
       }),
+      amount: z.number().optional().openapi({ description: 'order.refunded only: USD refunded by this refund' }),
+      reason: z.string().optional().openapi({ description: "order.refunded only: the operator's reason for this refund" }),
     }),
   })
   .openapi('Event');
@@ -50,6 +53,7 @@ const presenters: Record<EventType, (row: never) => z.infer<typeof Event>['data'
   'order.item_replaced': presentClaim,
   'order.item_refunded': presentClaim,
   'order.claim_rejected': presentClaim,
+  'order.refunded': presentOrder,
   'product.restocked': presentProductEventObject,
   'product.price_changed': presentProductEventObject,
   'product.unavailable': presentProductEventObject,
@@ -59,13 +63,13 @@ const presenters: Record<EventType, (row: never) => z.infer<typeof Event>['data'
  * The event with its object rendered from the row snapshot by the resource's own presenter. `livemode` is not stored:
  * it is which database the event lives in (false in the sandbox).
  */
-export const presentEvent = (e: EventRow, livemode = true): WebhookEvent => ({
-  id: e.id,
-  type: e.type,
-  livemode,
-  created_at: e.createdAt,
-  data: { object: presenters[e.type](JSON.parse(e.snapshot) as never) },
-});
+export const presentEvent = (e: EventRow, livemode = true): WebhookEvent => {
+  const snapshot = JSON.parse(e.snapshot) as { refundCents?: number; refundReason?: string };
+  const data: WebhookEvent['data'] = { object: presenters[e.type](snapshot as never) };
+  // order.refunded: which refund this is (an order may be refunded several times), beside the order as it left it.
+  if (e.type === 'order.refunded') Object.assign(data, { amount: centsToAmount(snapshot.refundCents ?? 0), reason: snapshot.refundReason ?? '' });
+  return { id: e.id, type: e.type, livemode, created_at: e.createdAt, data };
+};
 
 const presentDelivery = (d: DeliveryRow) => ({
   endpoint_id: d.endpointId,

@@ -16,7 +16,7 @@ import { eventIdsOf, inOutbox, newEvent, recordEvent, type Publish } from '../ev
 import { newOperationId, walletMovement } from '../ledger';
 import type { Mail } from '../mail/settings';
 
-// Warranty claims. Within its product's `warranty_hours` of the purchase, a buyer reports one delivered item of an
+// Warranty claims. Within its order's `warranty_hours` (the product's when it was bought) of the purchase, a buyer reports one delivered item of an
 // order that is not cancelled; the operator resolves the claim once: a replacement (a fresh item of the product takes
 // the reported one's place in the order, the old one is revoked), a refund of one unit's share of what was paid, or a
 // rejection with a note. Each step is one batch of guarded statements: a claim resolved twice in parallel, a
@@ -29,8 +29,8 @@ export const CLAIM_STATUSES = ['open', 'replaced', 'refunded', 'rejected'] as co
 const itemAt = (orderId: SQL, index: number) =>
   sql`(SELECT id FROM stock_items WHERE order_id = ${orderId} AND replaced_by IS NULL ORDER BY coalesce(slot, id) LIMIT 1 OFFSET ${index})`;
 
-/** ISO 8601 `now` less the product's warranty (p.warranty_hours), as SQL text comparable with created_at. */
-const warrantyStart = (now: string) => sql`strftime('%Y-%m-%dT%H:%M:%fZ', ${now}, '-' || p.warranty_hours || ' hours')`;
+/** ISO 8601 `now` less the order's warranty (o.warranty_hours), as SQL text comparable with created_at. */
+const warrantyStart = (now: string) => sql`strftime('%Y-%m-%dT%H:%M:%fZ', ${now}, '-' || o.warranty_hours || ' hours')`;
 
 const claimByReference = (reference: string) => sql`SELECT ${columnsOf(claims)} FROM claims WHERE reference = ${reference}`;
 
@@ -59,17 +59,17 @@ export async function reportItem(d1: Db, caller: Caller, orderId: number, index:
     writes: [
       sql`INSERT INTO claims (reference, order_id, user_id, item_index, stock_item_id, reason, status, created_at)
           SELECT ${reference}, o.id, o.user_id, ${index}, ${item}, ${reason}, 'open', ${now}
-          FROM orders o JOIN products p ON p.id = o.product_id
+          FROM orders o
           WHERE o.id = ${orderId} AND o.user_id = ${caller.userId} AND o.status <> 'cancelled'
-            AND p.warranty_hours > 0 AND o.created_at > ${warrantyStart(now)}
+            AND o.warranty_hours > 0 AND o.created_at > ${warrantyStart(now)}
             AND ${item} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.stock_item_id = ${item})`,
     ],
     reads: [
       claimByReference(reference),
-      sql`SELECT o.status, p.warranty_hours AS warrantyHours, o.created_at > ${warrantyStart(now)} AS within,
+      sql`SELECT o.status, o.warranty_hours AS warrantyHours, o.created_at > ${warrantyStart(now)} AS within,
                  (SELECT count(*) FROM stock_items s WHERE s.order_id = o.id AND s.replaced_by IS NULL) AS items,
                  EXISTS (SELECT 1 FROM claims c WHERE c.stock_item_id = ${item} AND c.reference <> ${reference}) AS reported
-          FROM orders o JOIN products p ON p.id = o.product_id WHERE o.id = ${orderId} AND o.user_id = ${caller.userId}`,
+          FROM orders o WHERE o.id = ${orderId} AND o.user_id = ${caller.userId}`,
     ],
     committed: ([claim]) => rowsOf(claim).length > 0,
   });
@@ -79,7 +79,7 @@ export async function reportItem(d1: Db, caller: Caller, orderId: number, index:
   if (!state) throw notFound('Order');
   if (index >= state.items) throw fieldError('index', `index must be below ${state.items}: the order has ${state.items} item(s).`);
   if (state.status === 'cancelled') throw new ApiError('WARRANTY_EXPIRED', 'The order was cancelled: its items cannot be reported.');
-  if (state.warrantyHours === 0) throw new ApiError('WARRANTY_EXPIRED', 'This product has no replacement warranty.');
+  if (state.warrantyHours === 0) throw new ApiError('WARRANTY_EXPIRED', 'This product has no replacement warranty');
   if (!state.within) throw new ApiError('WARRANTY_EXPIRED', `The ${state.warrantyHours}-hour replacement warranty of this order is over.`);
   throw new ApiError('ALREADY_REPORTED', `Item ${index} of this order was already reported.`);
 }

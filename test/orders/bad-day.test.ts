@@ -1,0 +1,76 @@
+import { env } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import { buy, call, expectError, newProduct, newUser, type TestUser } from '../helpers';
+import { emailsTo } from '../email-helpers';
+
+// The owner's bad day (contract, "fourth pass"): an operator's refund is told (event and email), an order keeps the
+// warranty its product had when it was bought.
+
+async function order(user: TestUser, productId: number, quantity = 1) {
+  const res = await buy(user, productId, quantity);
+  expect(res.status, res.text).toBe(201);
+  return res.json.data as { id: number; order_number: string; total_amount: number };
+}
+
+const setWarranty = async (productId: number, hours: number) =>
+  expect((await call(`/admin/products/${productId}`, { method: 'PATCH', admin: true, body: { warranty_hours: hours } })).status).toBe(200);
+
+const report = (user: TestUser, orderId: number, index = 0) =>
+  call(`/orders/${orderId}/items/${index}/report`, { key: user.key, body: { reason: 'The code was already redeemed.' } });
+
+describe('an operator\'s refund is told', () => {
+  it('writes order.refunded per refund (the order, amount, reason) and emails the buyer order_refunded', async () => {
+    const user = await newUser({ balance: 10 });
+    const product = await newProduct({ price: 3, stock: 2 });
+    const placed = await order(user, product.id);
+    for (const [amount, reason] of [[1.25, 'late delivery'], [0.75, 'goodwill']] as const) {
+      const res = await call(`/admin/orders/${placed.id}/refund`, { admin: true, body: { amount, reason } });
+      expect(res.status, res.text).toBe(200);
+    }
+    const events = await call('/events?type=order.refunded', { key: user.key });
+    expect(events.status, events.text).toBe(200);
+    const data = events.json.data.map((e: any) => e.data);
+    expect(data).toEqual([
+      expect.objectContaining({ amount: 0.75, reason: 'goodwill', object: expect.objectContaining({ id: placed.id, refunded_amount: 2 }) }),
+      expect.objectContaining({ amount: 1.25, reason: 'late delivery', object: expect.objectContaining({ id: placed.id, refunded_amount: 1.25 }) }),
+    ]);
+    // Another event type's data stays { object } alone.
+    const created = await call('/events?type=order.created', { key: user.key });
+    expect(Object.keys(created.json.data[0].data)).toEqual(['object']);
+
+    const mails = (await emailsTo(user.email)).filter((e) => e.template === 'order_refunded');
+    expect(mails.map((m) => JSON.parse(m.data))).toEqual([
+      expect.objectContaining({ order_number: placed.order_number, amount_cents: 125, reason: 'late delivery' }),
+      expect.objectContaining({ order_number: placed.order_number, amount_cents: 75, reason: 'goodwill' }),
+    ]);
+  });
+
+  it('a refused refund writes no event and no email', async () => {
+    const user = await newUser({ balance: 10 });
+    const product = await newProduct({ price: 1, stock: 1 });
+    const placed = await order(user, product.id);
+    expectError(await call(`/admin/orders/${placed.id}/refund`, { admin: true, body: { amount: 2, reason: 'too much' } }), 422, 'VALIDATION_FAILED');
+    expect((await call('/events?type=order.refunded', { key: user.key })).json.data).toEqual([]);
+    expect((await emailsTo(user.email)).filter((e) => e.template === 'order_refunded')).toEqual([]);
+  });
+});
+
+describe('warranty is the order\'s', () => {
+  it('a warranty set after the sale does not reach back; one removed after it stays the order\'s', async () => {
+    const user = await newUser({ balance: 10 });
+    const product = await newProduct({ price: 1, stock: 3 });
+    const before = await order(user, product.id);
+    await setWarranty(product.id, 48);
+    const within = await order(user, product.id);
+    await setWarranty(product.id, 0);
+    const after = await order(user, product.id);
+
+    const none = await report(user, before.id);
+    expectError(none, 422, 'WARRANTY_EXPIRED');
+    expect(none.json.error).toBe('This product has no replacement warranty');
+    expect((await report(user, within.id)).status).toBe(201);
+    expectError(await report(user, after.id), 422, 'WARRANTY_EXPIRED');
+    const kept = await env.DB.prepare('SELECT warranty_hours AS hours FROM orders WHERE id IN (?, ?, ?) ORDER BY id').bind(before.id, within.id, after.id).all();
+    expect(kept.results).toEqual([{ hours: 0 }, { hours: 48 }, { hours: 0 }]);
+  });
+});
