@@ -43,6 +43,7 @@ import { registerDashboardDocs } from './dashboard/openapi';
 import { rememberVendorFailures } from './middleware/vendor-failures';
 import { API_PREFIX, registerDocument, registerServiceInfo } from './routes/service';
 import { testModeRouter } from './routes/sandbox/test-mode';
+import { testOperatorRouter } from './routes/sandbox/test-operator';
 import { registerTestPayDocs, testPayRouter } from './routes/sandbox/test-pay';
 import { refreshSandboxAfterCatalogueChange } from './middleware/sandbox-refresh';
 
@@ -99,7 +100,8 @@ export function createApp() {
     .route(`${API_PREFIX}/admin`, adminRefundsRouter)
     .route(`${API_PREFIX}/admin`, adminHoldsRouter)
     .route(`${API_PREFIX}/admin`, adminBlocklistRouter)
-    .route(`${API_PREFIX}/test`, testModeRouter);
+    .route(`${API_PREFIX}/test`, testModeRouter)
+    .route(`${API_PREFIX}/test`, testOperatorRouter);
   app.route('/test/pay', testPayRouter);
   app.route('/pay', createCheckoutRouter((request, env, ctx) => app.fetch(request, env, ctx)));
   app.route('/dashboard', createDashboardRouter(renderError));

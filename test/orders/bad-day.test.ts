@@ -74,3 +74,14 @@ describe('warranty is the order\'s', () => {
     expect(kept.results).toEqual([{ hours: 0 }, { hours: 48 }, { hours: 0 }]);
   });
 });
+
+describe('a hold is visible', () => {
+  it('GET /user/profile says on_hold while the operator holds the account', async () => {
+    const user = await newUser();
+    expect((await call('/user/profile', { key: user.key })).json.data.on_hold).toBe(false);
+    expect((await call(`/admin/users/${user.id}/hold`, { admin: true, body: { reason: 'chargeback' } })).status).toBe(200);
+    expect((await call('/user/profile', { key: user.key })).json.data.on_hold).toBe(true);
+    expect((await call(`/admin/users/${user.id}/hold`, { admin: true, method: 'DELETE' })).status).toBe(200);
+    expect((await call('/user/profile', { key: user.key })).json.data.on_hold).toBe(false);
+  });
+});

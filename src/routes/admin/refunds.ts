@@ -14,9 +14,14 @@ import { Order, presentOrder } from '../representations';
 
 // POST /admin/orders/{id}/refund: the operator refunds part or all of an order that is not cancelled.
 
-const OperatorRefund = z
+export const OperatorRefund = z
   .object({ refunded_amount: z.number().openapi({ description: 'USD refunded by this request' }), order: z.object({ ...Order.shape, user_id: z.number().int() }) })
   .openapi('OperatorRefund');
+
+export const presentOperatorRefund = (order: OrderRow, cents: number) => ({
+  refunded_amount: centsToAmount(cents),
+  order: { ...presentOrder(order), user_id: order.userId },
+});
 
 export const adminRefundsRouter = createRouter().openapi(
   createRoute({
@@ -39,10 +44,7 @@ export const adminRefundsRouter = createRouter().openapi(
   async (c) => {
     const { id } = c.req.valid('param');
     const body = c.req.valid('json');
-    const refunded = (order: OrderRow, cents: number) => ({
-      status: 200 as const,
-      body: ok({ refunded_amount: centsToAmount(cents), order: { ...presentOrder(order), user_id: order.userId } }, 'Order refunded.'),
-    });
+    const refunded = (order: OrderRow, cents: number) => ({ status: 200 as const, body: ok(presentOperatorRefund(order, cents), 'Order refunded.') });
     return idempotent(
       c,
       { order_id: id, ...body },

@@ -36,6 +36,8 @@ export interface UserProfile {
   emailVerified: number;
   /** A reseller's discount on every unit price, 0..90. */
   discountPercent: number;
+  /** Set while the account is on hold (absent from snapshots stored before holds were shown). */
+  heldAt?: string | null;
 }
 
 // Emails are unique case-insensitively (COLLATE NOCASE); a concurrent duplicate surfaces as the index violation.
@@ -43,7 +45,7 @@ const emailTaken = () => fieldError('email', 'The email has already been taken.'
 
 const profileOf = (userId: SQL | number) =>
   sql`SELECT id, name, email, balance_cents AS balanceCents, created_at AS createdAt, email_receipts AS emailReceipts,
-             email_verified AS emailVerified, discount_percent AS discountPercent FROM users WHERE id = ${userId}`;
+             email_verified AS emailVerified, discount_percent AS discountPercent, held_at AS heldAt FROM users WHERE id = ${userId}`;
 
 /**
  * An operator's Idempotency-Key claim on a user creation. Only a hash of an API key is ever stored, so the replay

@@ -7,7 +7,7 @@ import { ApiError, fieldError, notFound } from '../../lib/errors';
 import { centsToAmount } from '../../lib/money';
 import { pageWindow, type Page } from '../../lib/pagination';
 import { isoNow } from '../../lib/time';
-import { auditEntry, writeAsActor, type Actor } from '../accounts/audit-log';
+import { actorMayChange, auditEntry, writeAsActor, type Actor } from '../accounts/audit-log';
 import { writeAs, type Caller, type Query } from '../caller';
 import { plan } from '../mail/notices';
 import { newEmailId } from '../mail/outbox';
@@ -137,6 +137,8 @@ export async function resolveClaim(d1: Db, actor: Actor, claimId: number, resolu
   const productOf = sql`(SELECT o.product_id FROM claims c JOIN orders o ON o.id = c.order_id WHERE c.id = ${claimId})`;
   const fresh = sql`(SELECT s.id FROM stock_items s WHERE s.product_id = ${productOf} AND s.status = 'available' ORDER BY s.id LIMIT 1)`;
   const orderLive = sql`EXISTS (SELECT 1 FROM orders o WHERE o.id = claims.order_id AND o.status <> 'cancelled')`;
+  // An operator resolves any claim; a test key (playing the operator in its sandbox) only its own.
+  const allowed = actorMayChange(actor, sql`(SELECT user_id FROM claims WHERE id = ${claimId})`);
   const event = newEvent(EVENT_OF[resolution.action], now);
   const email = claimResolvedEmail(mail, key, now);
   const effect: SQL[] =
@@ -144,7 +146,7 @@ export async function resolveClaim(d1: Db, actor: Actor, claimId: number, resolu
       ? [
           sql`UPDATE claims SET status = 'replaced', replacement_item_id = ${fresh}, resolution = 'Replaced with a new item.',
                                 resolution_key = ${key}, resolved_at = ${now}
-              WHERE id = ${claimId} AND status = 'open' AND ${orderLive} AND ${fresh} IS NOT NULL`,
+              WHERE id = ${claimId} AND status = 'open' AND ${orderLive} AND ${fresh} IS NOT NULL AND ${allowed}`,
           // The new item joins the order in the reported one's slot; the reported one is revoked and points at it.
           sql`UPDATE stock_items SET status = 'sold',
                 order_id = (SELECT order_id FROM claims WHERE resolution_key = ${key}),
@@ -167,7 +169,7 @@ export async function resolveClaim(d1: Db, actor: Actor, claimId: number, resolu
                 SELECT o.total_amount_cents / o.quantity AS amount,
                        'Refund for item ' || (c.item_index + 1) || ' of order ' || o.order_number AS description, o.id AS order_id, NULL AS deposit_id
                 FROM claims c JOIN orders o ON o.id = c.order_id
-                WHERE c.id = ${claimId} AND c.status = 'open' AND o.status <> 'cancelled'
+                WHERE c.id = ${claimId} AND c.status = 'open' AND o.status <> 'cancelled' AND ${allowed}
                   AND o.total_amount_cents - o.refunded_amount_cents >= o.total_amount_cents / o.quantity`,
             }),
             sql`UPDATE orders SET refunded_amount_cents = refunded_amount_cents + (SELECT amount_cents FROM wallet_transactions WHERE operation_id = ${key}),
@@ -181,7 +183,7 @@ export async function resolveClaim(d1: Db, actor: Actor, claimId: number, resolu
           ]
         : [
             sql`UPDATE claims SET status = 'rejected', resolution = ${resolution.note}, resolution_key = ${key}, resolved_at = ${now}
-                WHERE id = ${claimId} AND status = 'open'`,
+                WHERE id = ${claimId} AND status = 'open' AND ${allowed}`,
           ];
   const { reads } = await writeAsActor(d1, actor, {
     writes: [
@@ -201,7 +203,7 @@ export async function resolveClaim(d1: Db, actor: Actor, claimId: number, resolu
       ...email.writes,
     ],
     reads: [
-      sql`SELECT ${columnsOf(claims)} FROM claims WHERE id = ${claimId}`,
+      sql`SELECT ${columnsOf(claims)} FROM claims WHERE id = ${claimId} AND ${allowed}`,
       sql`SELECT c.status, o.status AS orderStatus, o.product_id AS productId,
                  (SELECT count(*) FROM stock_items s WHERE s.product_id = o.product_id AND s.status = 'available') AS available,
                  o.total_amount_cents / o.quantity AS share, o.total_amount_cents - o.refunded_amount_cents AS remaining
