@@ -2,6 +2,7 @@ import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { buy, call, expectError, newProduct, newUser, type TestUser } from '../helpers';
 import { emailsTo } from '../email-helpers';
+import { newOperator } from '../console-helpers';
 
 // The owner's bad day (contract, "fourth pass"): an operator's refund is told (event and email), an order keeps the
 // warranty its product had when it was bought.
@@ -83,5 +84,31 @@ describe('a hold is visible', () => {
     expect((await call('/user/profile', { key: user.key })).json.data.on_hold).toBe(true);
     expect((await call(`/admin/users/${user.id}/hold`, { admin: true, method: 'DELETE' })).status).toBe(200);
     expect((await call('/user/profile', { key: user.key })).json.data.on_hold).toBe(false);
+  });
+});
+
+describe('a new claim is told to the operators', () => {
+  it('each enabled operator gets claim_opened (buyer, "Item 2 of 3", reason; never the item); a refused report emails nobody', async () => {
+    const operator = await newOperator();
+    const buyer = await newUser({ balance: 10, name: 'Bea Buyer' });
+    const product = await newProduct({ price: 1, stock: 3 });
+    await setWarranty(product.id, 24);
+    const placed = await order(buyer, product.id, 3);
+    const res = await call(`/orders/${placed.id}/items/1/report`, { key: buyer.key, body: { reason: 'Says already redeemed' } });
+    expect(res.status, res.text).toBe(201);
+    const mails = (await emailsTo(operator.email)).filter((e) => e.template === 'claim_opened');
+    expect(mails).toHaveLength(1);
+    expect(mails[0].subject).toContain(placed.order_number);
+    expect(JSON.parse(mails[0].data)).toMatchObject({
+      buyer_name: 'Bea Buyer',
+      buyer_email: buyer.email,
+      order_number: placed.order_number,
+      item: 2,
+      items: 3,
+      reason: 'Says already redeemed',
+      claim_url: `http://localhost/dashboard/console/claims/${res.json.data.id}`,
+    });
+    expect((await call(`/orders/${placed.id}/items/1/report`, { key: buyer.key, body: { reason: 'again' } })).status).toBe(409);
+    expect((await emailsTo(operator.email)).filter((e) => e.template === 'claim_opened')).toHaveLength(1);
   });
 });

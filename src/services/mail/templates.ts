@@ -39,6 +39,7 @@ export const SUBJECTS = {
   operator_alert: (shop: string, kind: AlertKind) => `${shop} alert: ${ALERT_KINDS[kind]}`,
   claim_resolved: (shop: string) => `${shop}: your reported item`,
   order_refunded: (shop: string) => `${shop}: a refund to your wallet`,
+  /** The order number is appended by the batch that records it (one statement for every operator). */
   claim_opened: (shop: string, orderNumber: string) => `${shop}: a buyer reported an item of order ${orderNumber}`,
 } as const;
 

@@ -10,6 +10,7 @@ import { isoNow } from '../../lib/time';
 import { actorMayChange, auditEntry, writeAsActor, type Actor } from '../accounts/audit-log';
 import { writeAs, type Caller, type Query } from '../caller';
 import { plan } from '../mail/notices';
+import { claimOpenedAlert } from '../mail/alerts';
 import { newEmailId } from '../mail/outbox';
 import { SUBJECTS } from '../mail/templates';
 import { eventIdsOf, inOutbox, newEvent, recordEvent, type Publish } from '../events/log';
@@ -51,11 +52,13 @@ interface ReportState {
  * `errors.index` outside the order's items, 422 WARRANTY_EXPIRED for a product without warranty, past it or a cancelled
  * order, 409 ALREADY_REPORTED for an item reported before (a unique index backs this up).
  */
-export async function reportItem(d1: Db, caller: Caller, orderId: number, index: number, reason: string): Promise<ClaimRow> {
+export async function reportItem(d1: Db, caller: Caller, orderId: number, index: number, reason: string, mail?: Mail): Promise<ClaimRow> {
   const now = isoNow();
   const reference = `clm_${randomBase62(24)}`;
   const item = itemAt(sql`o.id`, index);
-  const [created, stateResult] = await writeAs(d1, caller, {
+  // The shop's operators are told at once (the console's front page shows open claims too).
+  const alert = claimOpenedAlert(mail, reference, now);
+  const [created, stateResult, alertResult] = await writeAs(d1, caller, {
     writes: [
       sql`INSERT INTO claims (reference, order_id, user_id, item_index, stock_item_id, reason, status, created_at)
           SELECT ${reference}, o.id, o.user_id, ${index}, ${item}, ${reason}, 'open', ${now}
@@ -63,6 +66,7 @@ export async function reportItem(d1: Db, caller: Caller, orderId: number, index:
           WHERE o.id = ${orderId} AND o.user_id = ${caller.userId} AND o.status <> 'cancelled'
             AND o.warranty_hours > 0 AND o.created_at > ${warrantyStart(now)}
             AND ${item} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.stock_item_id = ${item})`,
+      ...alert.writes,
     ],
     reads: [
       claimByReference(reference),
@@ -70,11 +74,15 @@ export async function reportItem(d1: Db, caller: Caller, orderId: number, index:
                  (SELECT count(*) FROM stock_items s WHERE s.order_id = o.id AND s.replaced_by IS NULL) AS items,
                  EXISTS (SELECT 1 FROM claims c WHERE c.stock_item_id = ${item} AND c.reference <> ${reference}) AS reported
           FROM orders o WHERE o.id = ${orderId} AND o.user_id = ${caller.userId}`,
+      ...alert.reads,
     ],
     committed: ([claim]) => rowsOf(claim).length > 0,
   });
   const [claim] = rowsOf<ClaimRow>(created);
-  if (claim) return claim;
+  if (claim) {
+    alert.sent(alertResult);
+    return claim;
+  }
   const [state] = rowsOf<ReportState>(stateResult);
   if (!state) throw notFound('Order');
   if (index >= state.items) throw fieldError('index', `index must be below ${state.items}: the order has ${state.items} item(s).`);
