@@ -12,7 +12,7 @@ import { readAs, writeAs, type Caller } from '../caller';
 import type { RequestPlace } from '../../lib/place';
 import { matchingRulesForEmail, refuseIfBlocked } from './blocklist';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from '../idempotency';
-import { endSessionsOnPasswordChange, insertSession, sessionOpened, type SessionToken } from './sessions';
+import { endSessionsOnPasswordChange, insertSession, lastSeenStatement, sessionOpened, type SessionToken } from './sessions';
 import { auditEntry, writeAsActor, type Actor } from './audit-log';
 import { emailChangedEmail, passwordChangedEmail } from '../mail/notices';
 import { verificationEmail, verificationRequired } from './email-verification';
@@ -126,9 +126,10 @@ export async function signUp(
   try {
     const { reads } = await writeBatch(d1, {
       writes: [
-        sql`INSERT INTO users (name, email, password_hash, balance_cents, created_at, updated_at, email_verified)
-            SELECT ${input.name}, ${input.email}, ${passwordHash}, 0, ${now}, ${now}, ${verify ? 0 : 1}
+        sql`INSERT INTO users (name, email, password_hash, balance_cents, created_at, updated_at, email_verified, signup_ip, signup_country)
+            SELECT ${input.name}, ${input.email}, ${passwordHash}, 0, ${now}, ${now}, ${verify ? 0 : 1}, ${place?.ip ?? null}, ${place?.country ?? null}
             WHERE NOT EXISTS (${rules})`,
+        lastSeenStatement(newUser, place),
         insertSession(newUser, session.tokenHash, now),
         ...(verify?.writes ?? []),
       ],
