@@ -198,3 +198,24 @@ export function SearchForm({ action, value, hint }: { action: string; value?: st
     </form>
   );
 }
+
+/**
+ * A held buyer's banner (the account is on hold after a reversed payment, or by the shop): what it stops, and the
+ * shop's contact (SUPPORT_EMAIL) when it gives one.
+ */
+export function HoldBanner({ supportEmail }: { supportEmail: string | null }) {
+  return (
+    <div class="alert" role="status">
+      <strong>Your account is on hold.</strong>
+      {' Deposits and purchases are paused until the shop has looked at it; you can still sign in, see your orders and use your items. '}
+      {supportEmail ? (
+        <>
+          {'Contact the shop at '}
+          <a href={`mailto:${supportEmail}`}>{supportEmail}</a>.
+        </>
+      ) : (
+        'Contact the shop.'
+      )}
+    </div>
+  );
+}

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { buy, call, expectError, newProduct, newUser, type TestUser } from '../helpers';
 import { emailsTo } from '../email-helpers';
 import { newOperator } from '../console-helpers';
+import { signedInUser, visit } from '../dashboard-helpers';
 
 // The owner's bad day (contract, "fourth pass"): an operator's refund is told (event and email), an order keeps the
 // warranty its product had when it was bought.
@@ -110,5 +111,16 @@ describe('a new claim is told to the operators', () => {
     });
     expect((await call(`/orders/${placed.id}/items/1/report`, { key: buyer.key, body: { reason: 'again' } })).status).toBe(409);
     expect((await emailsTo(operator.email)).filter((e) => e.template === 'claim_opened')).toHaveLength(1);
+  });
+});
+
+describe("a held buyer's dashboard", () => {
+  it('shows a banner with SUPPORT_EMAIL while on hold, none otherwise', async () => {
+    const user = await signedInUser();
+    expect((await visit('/dashboard', { cookie: user.cookie })).text).not.toContain('Your account is on hold');
+    expect((await call(`/admin/users/${user.id}/hold`, { admin: true, body: { reason: 'chargeback' } })).status).toBe(200);
+    const page = await visit('/dashboard', { cookie: user.cookie });
+    expect(page.text).toContain('Your account is on hold.');
+    expect(page.text).toContain('mailto:help@example.com');
   });
 });

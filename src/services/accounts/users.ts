@@ -296,7 +296,7 @@ const RECENT = 5;
 
 export async function getDashboard(d1: Db, caller: Caller) {
   const [user, stats, recentOrders, recentTransactions] = await readAs(d1, caller, [
-    sql`SELECT balance_cents AS balanceCents FROM users WHERE id = ${caller.userId}`,
+    sql`SELECT balance_cents AS balanceCents, held_at IS NOT NULL AS onHold FROM users WHERE id = ${caller.userId}`,
     sql`SELECT count(*) AS totalOrders,
                coalesce(sum(CASE WHEN status <> 'cancelled' THEN total_amount_cents END), 0) AS totalSpentCents,
                count(CASE WHEN status = 'pending' THEN 1 END) AS pendingOrders
@@ -305,10 +305,11 @@ export async function getDashboard(d1: Db, caller: Caller) {
     sql`SELECT ${columnsOf(walletTransactions)} FROM wallet_transactions WHERE user_id = ${caller.userId}
         ORDER BY created_at DESC, id DESC LIMIT ${RECENT}`,
   ]);
-  const [balance] = rowsOf<{ balanceCents: number }>(user);
+  const [balance] = rowsOf<{ balanceCents: number; onHold: number }>(user);
   const [totals] = rowsOf<{ totalOrders: number; totalSpentCents: number; pendingOrders: number }>(stats);
   return {
     balanceCents: balance.balanceCents,
+    onHold: balance.onHold === 1,
     ...totals,
     recentOrders: rowsOf<OrderRow>(recentOrders),
     recentTransactions: rowsOf<TransactionRow>(recentTransactions),

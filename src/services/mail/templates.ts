@@ -139,10 +139,11 @@ const escapeHtml = (value: string) =>
   value.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!);
 
 /** Text and HTML of an email from its row's fields (and, for a reset or verification, the link of its message). */
-export function renderEmail(template: EmailTemplate, data: Data, shopName: string, link?: string): RenderedEmail {
+export function renderEmail(template: EmailTemplate, data: Data, shopName: string, link?: string, supportEmail?: string | null): RenderedEmail {
   const body = BODIES[template](data, link);
   const greeting = typeof data.name === 'string' && data.name ? `Hello ${data.name},` : 'Hello,';
-  const signature = `${shopName}`;
+  // The footer says where a buyer reaches the shop (SUPPORT_EMAIL), when the shop gives one.
+  const signature = supportEmail ? `${shopName}\nQuestions? Write to ${supportEmail}` : shopName;
   const text = [greeting, ...body.paragraphs, ...(body.link ? [`${body.link.label}: ${body.link.url}`] : []), `-- \n${signature}`].join('\n\n');
   const paragraph = (p: string) => `<p>${escapeHtml(p).replaceAll('\n', '<br>')}</p>`;
   const html = [
@@ -150,7 +151,7 @@ export function renderEmail(template: EmailTemplate, data: Data, shopName: strin
     paragraph(greeting),
     ...body.paragraphs.map(paragraph),
     ...(body.link ? [`<p><a href="${escapeHtml(body.link.url)}">${escapeHtml(body.link.label)}</a></p>`] : []),
-    `<p>-- <br>${escapeHtml(signature)}</p>`,
+    `<p>-- <br>${escapeHtml(signature).replaceAll('\n', '<br>')}</p>`,
     '</body></html>',
   ].join('\n');
   return { text, html };
