@@ -124,3 +124,33 @@ describe("a held buyer's dashboard", () => {
     expect(page.text).toContain('mailto:help@example.com');
   });
 });
+
+describe("the console's claim holds what the owner decides on", () => {
+  it('list and page: buyer, "Item 2 of 3", the reported item, earlier claims, the refund; decisions go through a posted confirmation', async () => {
+    const operator = await newOperator();
+    const buyer = await newUser({ balance: 10, name: 'Cleo Claimant' });
+    const product = await newProduct({ price: 3, stock: 3 });
+    await setWarranty(product.id, 24);
+    const placed = (await buy(buyer, product.id, 3)).json.data as { id: number; stock_items: string[] };
+    await report(buyer, placed.id, 0);
+    const res = await report(buyer, placed.id, 1);
+    const claimId = res.json.data.id as number;
+
+    const list = await visit('/dashboard/console/claims', { cookie: operator.cookie });
+    expect(list.text).toContain('open (shown)');
+    expect(list.text).toContain('Cleo Claimant');
+    expect(list.text).toContain('Item 2 of 3');
+
+    const one = await visit(`/dashboard/console/claims/${claimId}`, { cookie: operator.cookie });
+    expect(one.status).toBe(200);
+    for (const text of ['Cleo Claimant', buyer.email, 'Item 2 of 3', 'index 1)', placed.stock_items[1], '$3.00']) expect(one.text).toContain(text);
+    expect(one.text).toMatch(/Earlier claims by this buyer<\/dt><dd>1<\/dd>/);
+
+    const confirm = await visit(`/dashboard/console/claims/${claimId}/reject/confirm`, { cookie: operator.cookie, form: { note: 'Redeemed by you' } });
+    expect(confirm.status).toBe(200);
+    expect(confirm.text).toContain('Confirm');
+    expect(confirm.text).toContain(`action="/dashboard/console/claims/${claimId}/reject"`);
+    expect(confirm.text).toContain('name="note" value="Redeemed by you"');
+    expect(await env.DB.prepare('SELECT status FROM claims WHERE id = ?').bind(claimId).first('status')).toBe('open');
+  });
+});

@@ -248,7 +248,26 @@ export interface AdminClaim extends ClaimRow {
   orderNumber: string;
   productId: number;
   productName: string;
+  /** The buyer, for the console (name, email, link). */
+  buyerName: string;
+  buyerEmail: string;
+  /** The order's item count ("Item 2 of 3"), and what "Refund item" would give (one unit's share). */
+  orderQuantity: number;
+  shareCents: number;
+  /** The buyer's claims before this one. */
+  earlierClaims: number;
 }
+
+/** One claim for the console's claim page: with the reported item itself (operator only), or null. */
+export const claimDetailQuery = (claimId: number): Query<(AdminClaim & { item: string | null; replacement: string | null }) | null> => ({
+  reads: [
+    sql`SELECT ${columnsOfClaim}, ${adminClaimExtras},
+               (SELECT content FROM stock_items WHERE id = c.stock_item_id) AS item,
+               (SELECT content FROM stock_items WHERE id = c.replacement_item_id) AS replacement
+        FROM claims c JOIN orders o ON o.id = c.order_id JOIN users u ON u.id = c.user_id WHERE c.id = ${claimId}`,
+  ],
+  parse: ([result]) => rowsOf<AdminClaim & { item: string | null; replacement: string | null }>(result)[0] ?? null,
+});
 
 /** The operator's list of claims, newest first, optionally of one status (the console's Claims page too). */
 export const claimsQuery = (status: ClaimStatus | undefined, page: Page): Query<{ rows: AdminClaim[]; total: number }> => {
@@ -256,8 +275,8 @@ export const claimsQuery = (status: ClaimStatus | undefined, page: Page): Query<
   const where = status ? sql`WHERE c.status = ${status}` : sql``;
   return {
     reads: [
-      sql`SELECT ${columnsOfClaim}, o.order_number AS orderNumber, o.product_id AS productId, o.product_name AS productName
-          FROM claims c JOIN orders o ON o.id = c.order_id ${where}
+      sql`SELECT ${columnsOfClaim}, ${adminClaimExtras}
+          FROM claims c JOIN orders o ON o.id = c.order_id JOIN users u ON u.id = c.user_id ${where}
           ORDER BY c.created_at DESC, c.id DESC LIMIT ${limit} OFFSET ${offset}`,
       sql`SELECT count(*) AS total FROM claims c ${where}`,
     ],
@@ -273,6 +292,17 @@ const columnsOfClaim = sql.raw(
     'c.created_at AS createdAt', 'c.resolved_at AS resolvedAt',
   ].join(', '),
 );
+
+/** What the console shows beside a claim (aliases c, o, u: the claim, its order, its buyer). */
+const adminClaimExtras = sql`o.order_number AS orderNumber, o.product_id AS productId, o.product_name AS productName,
+  u.name AS buyerName, u.email AS buyerEmail, o.quantity AS orderQuantity, o.total_amount_cents / o.quantity AS shareCents,
+  (SELECT count(*) FROM claims e WHERE e.user_id = c.user_id AND e.id < c.id) AS earlierClaims`;
+
+/** Open claims and the oldest one's creation (the console's front page). */
+export const openClaimsSummary: Query<{ open: number; oldest: string | null }> = {
+  reads: [sql`SELECT count(*) AS open, min(created_at) AS oldest FROM claims WHERE status = 'open'`],
+  parse: ([result]) => rowsOf<{ open: number; oldest: string | null }>(result)[0],
+};
 
 /** How many claims wait for the operator (the console's nav). */
 export const openClaimsCount: Query<number> = {
