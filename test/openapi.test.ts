@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { call } from './helpers';
+import readme from '../README.md?raw';
 
 describe('OpenAPI document', () => {
   it('is OpenAPI 3.1 with version 2.0 and lists every route', async () => {
@@ -7,6 +8,9 @@ describe('OpenAPI document', () => {
     expect(res.status, res.text).toBe(200);
     expect(res.json.openapi).toBe('3.1.0');
     expect(res.json.info.version).toBe('2.0');
+    // The integrator's first hour: the title is the README's name; the description starts with a first request, then test mode.
+    expect(res.json.info.title).toBe(/^# (.+)$/m.exec(readme)![1]);
+    expect(res.json.info.description).toMatch(/^\*\*A first request\.\*\*[^]*X-API-Key[^]*\*\*Test mode\.\*\*[^]*sk_test_/);
     const paths = Object.keys(res.json.paths).sort();
     expect(paths).toEqual(
       [
