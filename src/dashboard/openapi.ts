@@ -287,7 +287,13 @@ const PAGES: Entry[] = [
     statuses: [303, 400, 403, 404, 422],
     fields: ['idempotency_key'],
   },
-  { method: 'get', path: '/dashboard/console/users', summary: 'Users; `q`: an email or part of a name or email', statuses: [200, 303, 404, 422], search: true },
+  {
+    method: 'get',
+    path: '/dashboard/console/users',
+    summary: 'Users; `q`: an email or part of a name or email; `on_hold=1`: only the accounts on hold',
+    statuses: [200, 303, 404, 422],
+    query: z.object({ q: z.string().optional().openapi({ maxLength: 254 }), page: pageNumber, on_hold: z.enum(['1']).optional() }),
+  },
   { method: 'get', path: '/dashboard/console/users/{id}', summary: 'A user: balance, role, transactions, orders, deposits, actions', statuses: [200, 303, 404] },
   {
     method: 'post',

@@ -154,3 +154,18 @@ describe("the console's claim holds what the owner decides on", () => {
     expect(await env.DB.prepare('SELECT status FROM claims WHERE id = ?').bind(claimId).first('status')).toBe('open');
   });
 });
+
+describe("the console's users list tells a hold", () => {
+  it('says "On hold" and filters by it', async () => {
+    const operator = await newOperator();
+    const held = await newUser({ name: 'Hal Held' });
+    const free = await newUser({ name: 'Fay Free' });
+    expect((await call(`/admin/users/${held.id}/hold`, { admin: true, body: { reason: 'chargeback' } })).status).toBe(200);
+    const all = await visit('/dashboard/console/users', { cookie: operator.cookie });
+    expect(all.text).toMatch(/Hal Held[^]*On hold/);
+    const filtered = await visit('/dashboard/console/users?on_hold=1', { cookie: operator.cookie });
+    expect(filtered.text).toContain('On hold (shown)');
+    expect(filtered.text).toContain('Hal Held');
+    expect(filtered.text).not.toContain(free.email);
+  });
+});
