@@ -219,3 +219,17 @@ export function HoldBanner({ supportEmail }: { supportEmail: string | null }) {
     </div>
   );
 }
+
+/** When an order's replacement warranty ends (the warranty is the order's: its product's when it was bought). */
+export function WarrantyEnds({ order }: { order: { createdAt: string; warrantyHours: number; status: string } }) {
+  if (order.status === 'cancelled') return null;
+  if (order.warrantyHours === 0) return <p class="muted">No replacement warranty.</p>;
+  const ends = new Date(Date.parse(order.createdAt) + order.warrantyHours * 3_600_000).toISOString();
+  const over = Date.parse(ends) <= Date.now();
+  return (
+    <p>
+      {`Replacement warranty: ${order.warrantyHours} hours, ${over ? 'ended' : 'until'} `}
+      <When iso={ends} />
+    </p>
+  );
+}

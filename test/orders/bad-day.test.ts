@@ -169,3 +169,23 @@ describe("the console's users list tells a hold", () => {
     expect(filtered.text).not.toContain(free.email);
   });
 });
+
+describe('order pages say when the warranty ends; the orders list has a Refunded column', () => {
+  it('buyer and console order pages show the end; the list shows what was refunded', async () => {
+    const operator = await newOperator();
+    const buyer = await signedInUser({ balance: 10 });
+    const product = await newProduct({ price: 2, stock: 1 });
+    await setWarranty(product.id, 48);
+    const placed = await order(buyer, product.id);
+    const ends = new Date(Date.parse((await call(`/orders/${placed.id}`, { key: buyer.key })).json.data.created_at) + 48 * 3_600_000).toISOString();
+    for (const [path, cookie] of [[`/dashboard/orders/${placed.id}`, buyer.cookie], [`/dashboard/console/orders/${placed.id}`, operator.cookie]]) {
+      const text = (await visit(path, { cookie })).text;
+      expect(text, path).toContain('Replacement warranty: 48 hours, until');
+      expect(text, path).toContain(`datetime="${ends}"`);
+    }
+    expect((await call(`/admin/orders/${placed.id}/refund`, { admin: true, body: { amount: 0.5, reason: 'late' } })).status).toBe(200);
+    const list = await visit(`/dashboard/console/orders?q=${placed.order_number}`, { cookie: operator.cookie });
+    expect(list.text).toMatch(/>Refunded<\/th>/);
+    expect(list.text).toContain('$0.50');
+  });
+});
