@@ -62,7 +62,7 @@ export default defineConfig({
           GATEWAY_THREE_API_URL: '',
           // test/mail/alerts.test.ts counts crossings of this threshold.
           LOW_STOCK_THRESHOLD: '10',
-          // One log line per request would bury test output; test/logging.test.ts turns it on.
+          // One log line per request would bury test output; test/middleware/logging.test.ts turns it on.
           LOG_REQUESTS: 'false',
           // Mail on (the binding is simulated); tests that need it off or with verification override these.
           EMAIL_FROM: 'Test Shop <shop@example.com>',
@@ -73,8 +73,8 @@ export default defineConfig({
           EMAIL_PREVIEW: 'false',
         },
         // The whole suite shares one client IP and a few keys: the production limits would throttle it. A tiny
-        // limiter lets test/rate-limit.test.ts reach 429 with a handful of requests.
-        // An empty database of its own for test/migrations-with-data.test.ts, which applies the migrations one by one.
+        // limiter lets test/middleware/rate-limit.test.ts reach 429 with a handful of requests.
+        // An empty database of its own for test/db/migrations-with-data.test.ts, which applies the migrations one by one.
         d1Databases: { UPGRADE_DB: 'upgrade-db' },
         ratelimits: {
           API_KEY_RATE_LIMITER: { namespace_id: '1001', simple: { limit: 100_000, period: 60 } },
@@ -97,7 +97,7 @@ export default defineConfig({
     }),
   ],
   test: {
-    // Stylesheets are read as text (`?raw`) by test/static-assets.test.ts; vitest otherwise hands tests an empty one.
+    // Stylesheets are read as text (`?raw`) by test/dashboard/static-assets.test.ts; vitest otherwise hands tests an empty one.
     css: { include: [/assets\/dashboard\/.*\.css/] },
     include: ['test/**/*.test.ts'],
     exclude: ['test/e2e/**', 'test/node/**', 'node_modules/**'],

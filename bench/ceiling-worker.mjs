@@ -5,7 +5,10 @@
 //   POST /d1-write   one bound INSERT of one row into a bench-only table (created by the bench, never by the
 //                    migrations): what one D1 write costs.
 //   GET  /d1-read    one SELECT of one row by primary key (users.balance_cents): one D1 round trip, the least an
-//                    authenticated read must do (the ceiling of GET /wallet/balance).
+//                    authenticated read must do, shown next to the keyed read.
+//   GET  /keyed-read what every request with an API key must do, alone (the fair ceiling of GET /wallet/balance):
+//                    the key's SHA-256 (X-API-Key), one rate-limiter call on the hash, one D1 read of the key's user's
+//                    balance by that hash, and one JSON log line, as the API logs every request.
 //   POST /purchase-batch  {key_hash, product_id, quantity}: a purchase's own batch, once, on the raw binding: the
 //                    statements src/services/orders/orders.ts `purchase` builds (with the same code, so they never drift),
 //                    for an API key given by its hash; no framework, middleware, rate limit, retry wrapper, cache
@@ -53,6 +56,14 @@ export default {
       }
       case '/d1-read': {
         const row = await env.DB.prepare('SELECT balance_cents FROM users WHERE id = ?1').bind(1).first();
+        return ok(row);
+      }
+      case '/keyed-read': {
+        const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(request.headers.get('X-API-Key') ?? ''));
+        const keyHash = [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, '0')).join('');
+        await env.RATE_LIMITER.limit({ key: keyHash });
+        const row = await env.DB.prepare('SELECT u.balance_cents FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = ?1').bind(keyHash).first();
+        console.log(JSON.stringify({ level: 'info', msg: 'ceiling', route: pathname, status: 200 }));
         return ok(row);
       }
       case '/purchase-batch': {

@@ -1,7 +1,8 @@
 // The API worker as `npm run bench` serves it: src/index unchanged, every invocation on the tests' production-faithful
 // D1 (test/production-d1.ts: D1's limits enforced, every round trip recorded, "to the primary" as the round-trip test
 // counts it: on the binding itself, on a `first-primary` session, or after a write in that session; a batch is one).
-// - Round trips: counted per invocation, before its response and after it (waitUntil work). GET /__bench/round-trips
+// - Round trips: counted per invocation, before its response and after it (waitUntil work), with the rows D1 says
+//   they read and wrote (`meta.rows_read` / `rows_written` of each result; `first()` and `raw()` report none). GET /__bench/round-trips
 //   returns the tally since the last call and resets it; bench/run.mjs reads it around each measured run.
 // - Latency model (`--rtt primary=80,replica=10`): the vars BENCH_RTT_PRIMARY_MS and BENCH_RTT_REPLICA_MS delay each
 //   round trip by the network time a far location pays to the primary or to a nearby replica, half each way.
@@ -18,11 +19,22 @@ interface RoundTripTally {
   to_primary: number;
   /** Requests by `trips/to primary` before the response, e.g. { "1/0": 950, "2/1": 50 }. */
   per_request: Record<string, number>;
+  /** D1's own `meta.rows_read` / `rows_written` over the round trips before the response (its billing units). */
+  rows_read: number;
+  rows_written: number;
   /** Round trips after the response (waitUntil bookkeeping): no client waits for them. */
-  after_response: { trips: number; to_primary: number };
+  after_response: { trips: number; to_primary: number; rows_read: number; rows_written: number };
 }
 
-const newTally = (): RoundTripTally => ({ requests: 0, trips: 0, to_primary: 0, per_request: {}, after_response: { trips: 0, to_primary: 0 } });
+const newTally = (): RoundTripTally => ({
+  requests: 0,
+  trips: 0,
+  to_primary: 0,
+  per_request: {},
+  rows_read: 0,
+  rows_written: 0,
+  after_response: { trips: 0, to_primary: 0, rows_read: 0, rows_written: 0 },
+});
 let tally = newTally();
 
 interface StatementStats {
@@ -150,8 +162,12 @@ export default {
         if (responded) {
           tally.after_response.trips++;
           if (trip.toPrimary) tally.after_response.to_primary++;
+          tally.after_response.rows_read += trip.rowsRead ?? 0;
+          tally.after_response.rows_written += trip.rowsWritten ?? 0;
           return;
         }
+        tally.rows_read += trip.rowsRead ?? 0;
+        tally.rows_written += trip.rowsWritten ?? 0;
         trips++;
         if (trip.toPrimary) toPrimary++;
       },

@@ -81,6 +81,7 @@ export const CEILING_LABELS = {
   empty: 'empty worker',
   d1_write: 'bare D1 write',
   d1_read: 'one D1 read',
+  keyed_read: 'keyed read (SHA-256, rate limit, one D1 read, a log line)',
   cache_hit_stock_size: 'bare cache hit as big as /stock',
   purchase_batch: 'purchase batch qty 1, bare',
   purchase_batch_q100: 'purchase batch qty 100, bare',
@@ -98,7 +99,8 @@ export const CEILING_OF = {
   stock_miss: 'd1_read',
   stock_id: 'd1_read',
   stock_check: 'd1_read',
-  wallet_balance: 'd1_read',
+  // What every keyed request must do (issue #50's fair ceiling); the bare read runs beside it for reference.
+  wallet_balance: 'keyed_read',
   orders_q1: 'purchase_batch',
   orders_q1_coupon: 'purchase_batch',
   orders_q100: 'purchase_batch_q100',

@@ -7,10 +7,14 @@ export const items = (n) => (n >= 1_000_000 ? `${n / 1_000_000}M` : n >= 1_000 ?
 // A mean per request: exact when every request made the same number, else two decimals.
 const perRequest = (n, requests) => (requests ? (Number.isInteger(n / requests) ? String(n / requests) : (n / requests).toFixed(2)) : '–');
 
+// D1's rows per request (its billing unit): one decimal, since a mean over requests that read different pages.
+const rowsPerRequest = (n, requests) => (requests ? (n / requests).toFixed(1).replace(/\.0$/, '') : '–');
+
 /** D1 round trips per request before the response, from bench/instrumented-entry.ts: "1 trip/req (1 to primary)". */
 export function roundTripsText(rt) {
   const trips = perRequest(rt.trips, rt.requests);
-  return `${trips} trip${trips === '1' ? '' : 's'}/req (${perRequest(rt.to_primary, rt.requests)} to primary)`;
+  const rows = rt.rows_read === undefined ? '' : `, ${rowsPerRequest(rt.rows_read, rt.requests)} rows read, ${rowsPerRequest(rt.rows_written, rt.requests)} written/req`;
+  return `${trips} trip${trips === '1' ? '' : 's'}/req (${perRequest(rt.to_primary, rt.requests)} to primary)${rows}`;
 }
 
 /** Rows of the main table: one per case of the final level, with its ceiling ratio. */
@@ -23,6 +27,8 @@ export function tableRows(results) {
     errors: String(c.errors),
     trips: c.round_trips ? perRequest(c.round_trips.trips, c.round_trips.requests) : '–',
     primary: c.round_trips ? perRequest(c.round_trips.to_primary, c.round_trips.requests) : '–',
+    rows_read: c.round_trips?.rows_read !== undefined ? rowsPerRequest(c.round_trips.rows_read, c.round_trips.requests) : '–',
+    rows_written: c.round_trips?.rows_written !== undefined ? rowsPerRequest(c.round_trips.rows_written, c.round_trips.requests) : '–',
     ceiling: c.ceiling ?? '–',
     ratio: ratio(c.ratio),
     cpu: c.cpu ? int(c.cpu.workerd_cpu_us_per_request) : '–',
@@ -38,6 +44,8 @@ const HEADERS = {
   errors: 'errors',
   trips: 'D1 trips/req',
   primary: 'to primary',
+  rows_read: 'rows read/req',
+  rows_written: 'rows written/req',
   ceiling: 'ceiling',
   ratio: 'ratio',
   cpu: 'workerd µs/req',
@@ -49,7 +57,7 @@ export function caseHeaders(results) {
   const { ceiling, ratio, ...headers } = HEADERS;
   return headers;
 }
-const RIGHT = new Set(['rps', 'p50', 'p99', 'errors', 'trips', 'primary', 'ratio', 'cpu', 'others', 'purchase_p50', 'purchase_p99', 'purchase_rps', 'stock_p50', 'stock_p99', 'stock_rps']);
+const RIGHT = new Set(['rps', 'p50', 'p99', 'errors', 'trips', 'primary', 'rows_read', 'rows_written', 'ratio', 'cpu', 'others', 'purchase_p50', 'purchase_p99', 'purchase_rps', 'stock_p50', 'stock_p99', 'stock_rps']);
 
 export function textTable(rows, headers = HEADERS) {
   const keys = Object.keys(headers);
@@ -133,7 +141,7 @@ measured run; \`other procs\`: CPU (in cores) used by everything else on the mac
 ## Targets
 
 ${markdownTable(targetRows(results), TARGET_HEADERS)}
-${results.scaling.length ? scalingSection(results) : ''}${flashSaleSection(results)}
+${results.scaling.length ? scalingSection(results) : ''}${results.rows_by_history ? rowsByHistorySection(results.rows_by_history) : ''}${flashSaleSection(results)}
 ## Worker-side observations
 
 ${markdownTable(
@@ -177,6 +185,19 @@ purchase's answer is counted. ${int(sale.requests)} answers in ${sale.duration_s
 | bought (201) | items sold | ordered (sum of quantities) | orders | items left | stock_count | sold-out answers (400) | oversold | 5xx | other errors |
 |---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
 | ${int(d.bought)} | ${int(d.items_sold)} | ${int(d.quantity_ordered)} | ${int(d.orders)} | ${int(d.items_available)} | ${int(d.stock_count)} | ${int(d.sold_out_responses)} | ${d.oversold} | ${d.server_errors} | ${sale.errors} |
+`;
+}
+
+/** Issue #50: one request per route on a small history and after it grew; the rows must not grow with it. */
+function rowsByHistorySection({ growth, rows }) {
+  const table = markdownTable(
+    rows.map((r) => ({ route: r.route, small: `${r.small.read} / ${r.small.written}`, grown: `${r.grown.read} / ${r.grown.written}` })),
+    { route: 'request (one, alone)', small: 'rows read / written, small history', grown: `after ${growth}` },
+  );
+  return `## D1 rows per request, small and grown history
+
+${table}
+
 `;
 }
 

@@ -67,6 +67,7 @@ import { signInCase, walletBalanceCase } from './cases/accounts.mjs';
 import { orderCases } from './cases/orders.mjs';
 import { finalScalingPoint, scalingPoint } from './cases/scaling.mjs';
 import { dropCases } from './cases/drop.mjs';
+import { rowsByHistoryCase } from './cases/rows.mjs';
 import { buildResults, writeResults } from './results.mjs';
 import { AUDIT_CHECKS } from '../src/services/operator/ledger-audit.ts';
 
@@ -224,6 +225,7 @@ async function main() {
     await walletBalanceCase(b);
     const q1 = await orderCases(b);
     await signInCase(b);
+    await rowsByHistoryCase(b);
     await runtimeCeilings('after');
     if (stockMiss && q1 && !LATENCY_MODEL) scaling.push(await finalScalingPoint(b, level, stockMiss, q1));
     if (!LATENCY_MODEL) await dropCases(b);

@@ -32,6 +32,18 @@ export interface RoundTrip {
   /** On the binding itself, on a first-primary session, or after a write in the same session. */
   toPrimary: boolean;
   writes: boolean;
+  /** D1's own `meta.rows_read` / `rows_written` summed over the trip's results (none for `first()` and `raw()`). */
+  rowsRead?: number;
+  rowsWritten?: number;
+}
+
+/** The rows D1 says a call read and wrote: its result's meta, or the sum over a batch's results. */
+function rowsOf(result: unknown): { rowsRead: number; rowsWritten: number } | undefined {
+  const metas = (Array.isArray(result) ? result : [result])
+    .map((r) => (r as { meta?: { rows_read?: number; rows_written?: number } } | null)?.meta)
+    .filter((m) => m !== undefined && typeof m.rows_read === 'number');
+  if (metas.length === 0) return undefined;
+  return { rowsRead: metas.reduce((n, m) => n + m!.rows_read!, 0), rowsWritten: metas.reduce((n, m) => n + (m!.rows_written ?? 0), 0) };
 }
 
 export interface InvocationOptions {
@@ -77,7 +89,7 @@ class Invocation {
   async trip<T>(statements: LimitedStatement[], toPrimary: boolean, work: () => Promise<T>): Promise<T> {
     this.check(statements);
     const writes = statements.some((s) => WRITE.test(s.sqlText));
-    const roundTrip = { statements: statements.length, toPrimary, writes };
+    const roundTrip: RoundTrip = { statements: statements.length, toPrimary, writes };
     const networkMs = this.options.networkMs?.(roundTrip) ?? 0;
     const faults = this.options.faults;
     const fault = faults && faults.random() < faults.rate ? (faults.random() < 0.5 ? 'before' : 'after') : null;
@@ -86,6 +98,7 @@ class Invocation {
       if (networkMs > 0) await sleep(networkMs / 2);
       if (fault === 'before') throw new Error(message);
       const result = await work();
+      Object.assign(roundTrip, rowsOf(result));
       if (networkMs > 0) await sleep(networkMs / 2);
       if (fault === 'after') throw new Error(message);
       return result;

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { useInvocationOptions } from './contract';
 import { buy, call, newDeposit, newProduct, newUser, type CallOptions, type TestUser } from './helpers';
 import type { RoundTrip } from './production-d1';
+import { measure } from './measure';
 import { idempotencyKeyIn, signedInUser, visit, type PageOptions } from './dashboard-helpers';
 import { CONSOLE_PAGES, CONSOLE_POSTS, consoleFixtures, newOperator } from './console-helpers';
 
@@ -9,29 +10,8 @@ import { CONSOLE_PAGES, CONSOLE_POSTS, consoleFixtures, newOperator } from './co
 // GET none on the primary (its batch may be served by a nearby replica). Latency from far away is round trips times
 // distance, so this table keeps a later change from quietly adding one.
 
-interface Measured {
-  status: number;
-  trips: RoundTrip[];
-  /** Trips that ended after the response: waitUntil work, which no client waits for. */
-  after: RoundTrip[];
-}
-
 let restore: (() => void) | undefined;
 afterEach(() => restore?.());
-
-/** One request, with the D1 round trips it made before its response (waitUntil work after it is not counted). */
-async function measure(path: string, options: CallOptions): Promise<Measured> {
-  const trips: RoundTrip[] = [];
-  const after: RoundTrip[] = [];
-  let responded = false;
-  restore = useInvocationOptions(() => ({ record: (trip) => (responded ? after : trips).push(trip), responded: () => (responded = true) }));
-  try {
-    const res = await call(path, options);
-    return { status: res.status, trips, after };
-  } finally {
-    restore();
-  }
-}
 
 interface Case {
   name: string;

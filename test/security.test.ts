@@ -639,7 +639,7 @@ describe('webhook signature comparison', () => {
 // ---------------------------------------------------------------------------------------------------------------
 
 describe('SQL metacharacters are stored and returned verbatim, tables intact', () => {
-  // Control characters (NUL...) and direction marks (U+202E) are refused in text a person types: test/human-text.test.ts.
+  // Control characters (NUL...) and direction marks (U+202E) are refused in text a person types: test/lib/human-text.test.ts.
   const META = [
     "'; DROP TABLE users; --",
     '" OR 1=1 --',

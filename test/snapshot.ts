@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:test';
 
-// Whole-database snapshots for "a failed request changes nothing" checks (test/fuzz.test.ts, test/security.test.ts).
+// Whole-database snapshots for "a failed request changes nothing" checks (test/api/fuzz.test.ts, test/security.test.ts).
 
 /** Every business table with the columns compared. */
 export const SNAPSHOT_TABLES: Record<string, string> = {

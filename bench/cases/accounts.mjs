@@ -4,7 +4,11 @@ import { API } from '../options.mjs';
 
 export async function walletBalanceCase(b) {
   const { get, byUser } = b.requests;
+  // Its ceiling is the keyed read (what a keyed request must do at least); the bare read brackets it too, for reference.
+  const keyed = async () => byUser('GET', '/keyed-read');
+  await b.runCeiling('keyed_read', 'before', keyed);
   await b.bracketed(['d1_read', get('/d1-read')], 'wallet_balance', () => measure('GET /wallet/balance', b.apiBase, byUser('GET', `${API}/wallet/balance`)));
+  await b.runCeiling('keyed_read', 'after', keyed);
 }
 
 export async function signInCase(b) {

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, sqliteTable, text, uniqueIndex, type AnySQLiteColumn } from 'drizzle-orm/sqlite-core';
 
-// Mirrors migrations/*.sql (test/schema.test.ts keeps the two in agreement). Money columns are integer cents.
+// Mirrors migrations/*.sql (test/db/schema.test.ts keeps the two in agreement). Money columns are integer cents.
 
 export const users = sqliteTable(
   'users',
@@ -67,6 +67,32 @@ export const apiKeys = sqliteTable(
     index('api_keys_user_active').on(t.userId, t.revokedAt),
     index('api_keys_ancestry').on(t.ancestry),
   ],
+);
+
+/**
+ * A user's totals, kept by the triggers of migrations/0030_counts_kept.sql in the statement that changes what they
+ * count: the lists' `meta.total` and the dashboard read one row instead of counting the history.
+ */
+export const userCounts = sqliteTable('user_counts', {
+  userId: integer('user_id').primaryKey().references(() => users.id),
+  ordersCount: integer('orders_count').notNull().default(0),
+  pendingOrders: integer('pending_orders').notNull().default(0),
+  /** total_amount_cents of the orders not cancelled. */
+  spentCents: integer('spent_cents').notNull().default(0),
+  transactionsCount: integer('transactions_count').notNull().default(0),
+  depositsCount: integer('deposits_count').notNull().default(0),
+});
+
+/** A key family's spending per UTC day ('YYYY-MM-DD'): the orders of the key and of every key made from it. */
+export const apiKeySpendDays = sqliteTable(
+  'api_key_spend_days',
+  {
+    id: integer('id').primaryKey(),
+    apiKeyId: integer('api_key_id').notNull().references(() => apiKeys.id),
+    day: text('day').notNull(),
+    spentCents: integer('spent_cents').notNull(),
+  },
+  (t) => [uniqueIndex('api_key_spend_days_key_day').on(t.apiKeyId, t.day)],
 );
 
 export const products = sqliteTable(
@@ -328,7 +354,7 @@ export type EventType = (typeof EVENT_TYPES)[number];
 
 /**
  * The lists that grow with features are tables (migrations/0021_named_lists.sql): a new name is one INSERT in a
- * migration, and the column that takes it references the list. test/schema.test.ts keeps each table equal to its
+ * migration, and the column that takes it references the list. test/db/schema.test.ts keeps each table equal to its
  * TypeScript list.
  */
 export const eventTypes = sqliteTable('event_types', { type: text('type').primaryKey() });

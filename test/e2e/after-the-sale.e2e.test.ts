@@ -1,6 +1,6 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { browserAvailable, launchBrowser, settled } from './browser';
+import type { Page } from 'playwright-core';
+import { describe, expect, inject, it } from 'vitest';
+import { browserAvailable, useBrowser, settled } from './browser';
 import { contractFetch } from './checked-fetch';
 
 // After the sale in Chromium with JavaScript off: a buyer reports a problem with a delivered code on the order's page,
@@ -13,18 +13,11 @@ describe.runIf(browserAvailable)('after the sale in a real browser', () => {
   const server = inject('devServer');
   const fetch = contractFetch(server.api);
   const admin = { Authorization: `Bearer ${server.adminToken}`, 'Content-Type': 'application/json' };
-  let browser: Browser;
+  const browser = useBrowser();
 
-  beforeAll(async () => {
-    browser = await launchBrowser();
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-  });
 
   async function signedIn(email: string, password: string, errors: string[]): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, javaScriptEnabled: false });
+    const context = await browser().newContext({ viewport: { width: 1280, height: 900 }, javaScriptEnabled: false });
     const page = await context.newPage();
     page.on('console', (message) => {
       if (message.type() === 'error' || /Content.Security.Policy/i.test(message.text())) errors.push(`${page.url()}: ${message.text()}`);

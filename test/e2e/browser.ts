@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
-import { chromium, type Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, expect } from 'vitest';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -8,11 +8,26 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const browserAvailable = existsSync(CHROMIUM) || process.env.CI === 'true';
 if (!browserAvailable) console.warn(`Skipping browser tests: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH).`);
 
-export const launchBrowser = () =>
+const launchBrowser = () =>
   chromium.launch({
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+
+/**
+ * One Chromium for the tests of the calling `describe`: launched before them, closed after (call it inside a
+ * `describe.skipIf(!browserAvailable)`, so a machine without Chromium launches nothing). Answers the browser.
+ */
+export function useBrowser(): () => Browser {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  return () => browser!;
+}
 
 /** Waits until the page is as a person sees it: loaded, every linked stylesheet applied, the fonts settled. */
 export async function settled(page: Page) {

@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { browserAvailable, launchBrowser, PHONE, settled } from './browser';
+import type { Page } from 'playwright-core';
+import { describe, expect, inject, it } from 'vitest';
+import { browserAvailable, useBrowser, PHONE, settled } from './browser';
 import { contractFetch } from './checked-fetch';
 
 // The buyer's path in Chromium: a signed-out visitor from a storefront's embedded card to the product page (a long
@@ -13,15 +13,8 @@ describe.runIf(browserAvailable)("the buyer's path in a real browser", () => {
   const server = inject('devServer');
   const fetch = contractFetch(server.api);
   const admin = { Authorization: `Bearer ${server.adminToken}`, 'Content-Type': 'application/json' };
-  let browser: Browser;
+  const browser = useBrowser();
 
-  beforeAll(async () => {
-    browser = await launchBrowser();
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-  });
 
   const adminPost = async (path: string, body: unknown) => (await (await fetch(`${server.api}${path}`, { method: 'POST', headers: admin, body: JSON.stringify(body) })).json()).data;
 
@@ -48,7 +41,7 @@ describe.runIf(browserAvailable)("the buyer's path in a real browser", () => {
     });
     await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
     try {
-      const context = await browser.newContext({ javaScriptEnabled: false });
+      const context = await browser().newContext({ javaScriptEnabled: false });
       const page = await context.newPage();
       const errors: string[] = [];
       watchErrors(page, errors);
@@ -88,7 +81,7 @@ describe.runIf(browserAvailable)("the buyer's path in a real browser", () => {
     await adminPost('/admin/users', { name: 'One Step', email, password: 'one step password' });
 
     // The checkout page uses script; the dashboard works with it on too.
-    const context = await browser.newContext({ viewport: PHONE });
+    const context = await browser().newContext({ viewport: PHONE });
     const page = await context.newPage();
     const errors: string[] = [];
     watchErrors(page, errors);

@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { browserAvailable, fitsThePhone, launchBrowser, PHONE, settled } from './browser';
+import type { Page } from 'playwright-core';
+import { describe, expect, inject, it } from 'vitest';
+import { browserAvailable, useBrowser, fitsThePhone, PHONE, settled } from './browser';
 import { contractFetch } from './checked-fetch';
 
 // The catalogue in Chromium with JavaScript off, at a phone's width: browse the shop by category, open a product,
@@ -16,15 +16,8 @@ describe.runIf(browserAvailable)('the catalogue in a real browser', () => {
   const server = inject('devServer');
   const fetch = contractFetch(server.api);
   const admin = { Authorization: `Bearer ${server.adminToken}`, 'Content-Type': 'application/json' };
-  let browser: Browser;
+  const browser = useBrowser();
 
-  beforeAll(async () => {
-    browser = await launchBrowser();
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-  });
 
   const adminPost = async (path: string, body: unknown) => (await (await fetch(`${server.api}${path}`, { method: 'POST', headers: admin, body: JSON.stringify(body) })).json()).data;
 
@@ -53,7 +46,7 @@ describe.runIf(browserAvailable)('the catalogue in a real browser', () => {
     await adminPost(`/admin/users/${user.id}/balance-adjustments`, { amount: 20, description: 'e2e funding' });
 
     const errors: string[] = [];
-    const context = await browser.newContext({ viewport: PHONE, javaScriptEnabled: false });
+    const context = await browser().newContext({ viewport: PHONE, javaScriptEnabled: false });
     const page = await context.newPage();
     watchErrors(page, errors);
 
@@ -121,7 +114,7 @@ describe.runIf(browserAvailable)('the catalogue in a real browser', () => {
     await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
     const siteOrigin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
     try {
-      const context = await browser.newContext({ javaScriptEnabled: false });
+      const context = await browser().newContext({ javaScriptEnabled: false });
       const page = await context.newPage();
       await page.goto(siteOrigin);
       await settled(page);

@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { browserAvailable, launchBrowser } from './browser';
+import { describe, expect, inject, it } from 'vitest';
+import { browserAvailable, useBrowser } from './browser';
 import { contractFetch } from './checked-fetch';
 
 async function json(res: Response) {
@@ -12,15 +12,8 @@ async function json(res: Response) {
 describe.runIf(browserAvailable)('local checkout page in a real browser', () => {
   const server = inject('devServer');
   const fetch = contractFetch(server.api);
-  let browser: Browser;
+  const browser = useBrowser();
 
-  beforeAll(async () => {
-    browser = await launchBrowser();
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-  });
 
   it('pays a deposit through the checkout page and the wallet is credited once', async () => {
     const user = await json(
@@ -37,7 +30,7 @@ describe.runIf(browserAvailable)('local checkout page in a real browser', () => 
     );
     expect(deposit.data.payment_url).toBe(`${server.origin}/pay/${deposit.data.deposit_id}`);
 
-    const page = await browser.newPage();
+    const page = await browser().newPage();
     await page.goto(deposit.data.payment_url);
     await expect(page.locator('#amount').textContent()).resolves.toBe('$25.50');
     await expect(page.locator('#status').textContent()).resolves.toBe('pending');
@@ -72,7 +65,7 @@ describe.runIf(browserAvailable)('local checkout page in a real browser', () => 
       await fetch(`${server.api}/wallet/deposit`, { method: 'POST', headers: authed, body: JSON.stringify({ amount: 10, gateway: 'gateway_three' }) }),
     );
     expect(deposit.data.payment_url).toBe(`${server.origin}/pay/${deposit.data.deposit_id}`);
-    const page = await browser.newPage();
+    const page = await browser().newPage();
     await page.goto(deposit.data.payment_url);
     await page.click('#fail');
     await page.waitForFunction(() => document.getElementById('status')?.textContent === 'failed');

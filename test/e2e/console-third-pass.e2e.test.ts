@@ -1,6 +1,6 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { actionsInView, browserAvailable, DESKTOP, launchBrowser, PHONE, settled } from './browser';
+import type { BrowserContext, Page } from 'playwright-core';
+import { describe, expect, inject, it } from 'vitest';
+import { actionsInView, browserAvailable, useBrowser, DESKTOP, PHONE, settled } from './browser';
 import { contractFetch } from './checked-fetch';
 
 // The console's third pass in Chromium with JavaScript off, as a shop owner's day: the operator lands on the console;
@@ -15,14 +15,8 @@ describe.runIf(browserAvailable)('the console, third pass, in a real browser', (
   const server = inject('devServer');
   const fetch = contractFetch(server.api);
   const admin = { Authorization: `Bearer ${server.adminToken}`, 'Content-Type': 'application/json' };
-  let browser: Browser;
+  const browser = useBrowser();
 
-  beforeAll(async () => {
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
 
   /**
    * A new operator of its own (sign-in is limited to 5 a minute per email, and the demo operator signs in in other
@@ -32,7 +26,7 @@ describe.runIf(browserAvailable)('the console, third pass, in a real browser', (
     const email = `operator-${Date.now()}-${Math.round(Math.random() * 1e6)}@example.com`;
     const created = (await (await fetch(`${server.api}/admin/users`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'Olga Operator', email, password: 'operator password 1' }) })).json()).data;
     expect((await fetch(`${server.api}/admin/users/${created.id}`, { method: 'PATCH', headers: admin, body: JSON.stringify({ role: 'operator' }) })).status).toBe(200);
-    const context = await browser.newContext({ viewport, javaScriptEnabled: false });
+    const context = await browser().newContext({ viewport, javaScriptEnabled: false });
     const page = await context.newPage();
     page.on('console', (message) => {
       if (message.type() === 'error' || /Content.Security.Policy/i.test(message.text())) errors.push(`${page.url()}: ${message.text()}`);

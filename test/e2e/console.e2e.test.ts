@@ -1,9 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { browserAvailable, fitsThePhone, launchBrowser, PHONE, settled } from './browser';
+import type { BrowserContext, Page } from 'playwright-core';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { browserAvailable, useBrowser, fitsThePhone, PHONE, settled } from './browser';
 import { contractFetch } from './checked-fetch';
 
 // The operator console in Chromium with JavaScript off, driven by accessible names: the demo operator that
@@ -21,20 +21,15 @@ describe.runIf(browserAvailable)('the operator console in a real browser', () =>
   const server = inject('devServer');
   const fetch = contractFetch(server.api);
   const admin = { Authorization: `Bearer ${server.adminToken}`, 'Content-Type': 'application/json' };
-  let browser: Browser;
+  const browser = useBrowser();
 
-  beforeAll(async () => {
-    browser = await launchBrowser();
+  beforeAll(() => {
     mkdirSync(SCREENSHOTS, { recursive: true });
-  });
-
-  afterAll(async () => {
-    await browser?.close();
   });
 
   /** A browser with JavaScript off whose console errors (CSP violations among them) are collected. */
   async function openBrowser(errors: string[], viewport = DESKTOP): Promise<{ context: BrowserContext; page: Page }> {
-    const context = await browser.newContext({ viewport, javaScriptEnabled: false });
+    const context = await browser().newContext({ viewport, javaScriptEnabled: false });
     const page = await context.newPage();
     page.on('console', (message) => {
       if (message.type() === 'error' || /Content.Security.Policy/i.test(message.text())) errors.push(`${page.url()}: ${message.text()}`);

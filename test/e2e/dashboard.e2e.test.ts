@@ -1,9 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, Locator } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { actionsInView, browserAvailable, DESKTOP, fitsThePhone, launchBrowser, PHONE } from './browser';
+import type { Locator } from 'playwright-core';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { actionsInView, browserAvailable, useBrowser, DESKTOP, fitsThePhone, PHONE } from './browser';
 import { contractFetch } from './checked-fetch';
 
 // The whole dashboard journey in Chromium with JavaScript off, at a phone's width, driven by accessible names (labels, roles, button
@@ -26,15 +26,10 @@ async function onScreen(locator: Locator) {
 describe.runIf(browserAvailable)('the dashboard in a real browser', () => {
   const server = inject('devServer');
   const fetch = contractFetch(server.api);
-  let browser: Browser;
+  const browser = useBrowser();
 
-  beforeAll(async () => {
-    browser = await launchBrowser();
+  beforeAll(() => {
     mkdirSync(SCREENSHOTS, { recursive: true });
-  });
-
-  afterAll(async () => {
-    await browser?.close();
   });
 
   it('sign up → key → API → add funds → buy → items → cancel → refund → sign out', async () => {
@@ -42,7 +37,7 @@ describe.runIf(browserAvailable)('the dashboard in a real browser', () => {
     // this server alone: a request to any other origin is refused and fails the test.
     const offOrigin: string[] = [];
     const phone = async (options: { javaScriptEnabled: boolean }) => {
-      const ctx = await browser.newContext({ viewport: PHONE, ...options });
+      const ctx = await browser().newContext({ viewport: PHONE, ...options });
       await ctx.route('**/*', (route) => {
         if (new URL(route.request().url()).origin === server.origin) return route.continue();
         offOrigin.push(route.request().url());
@@ -233,7 +228,7 @@ describe.runIf(browserAvailable)('the dashboard in a real browser', () => {
 
     const pages = ['/dashboard', '/dashboard/keys', '/dashboard/wallet', '/dashboard/orders', `/dashboard/orders/${order.id}`, '/dashboard/shop', '/dashboard/profile'];
     for (const viewport of [DESKTOP, PHONE]) {
-      const context = await browser.newContext({ viewport, javaScriptEnabled: false });
+      const context = await browser().newContext({ viewport, javaScriptEnabled: false });
       const page = await context.newPage();
       await page.goto(`${server.origin}/dashboard/sign-in`);
       await actionsInView(page);

@@ -1,20 +1,11 @@
-import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contractFetch } from './checked-fetch';
-import { startDevServer, type DevServer } from './dev-server';
+import { freePort, startDevServer, type DevServer } from './dev-server';
 
 // `npm run dev` runs the scheduled job on its own (every minute; DEV_SCHEDULED_SECONDS here, to keep the test short),
 // so a deposit expires locally as in production, with no manual trigger. A server of its own, on the next port: its
 // deposits live one minute (`--var DEPOSIT_TTL_MINUTES:1`), which the shared server's tests must not meet. Its port is
 // one the system says is free (not E2E_PORT + 1, which may be another checkout's server).
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 describe('npm run dev: the scheduled loop', () => {
   let server: DevServer;

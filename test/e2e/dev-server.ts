@@ -1,7 +1,23 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+/** A port the system says is free now (it may be taken again before use; the server then fails to start, loudly). */
+export async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/**
+ * The shared server's port: E2E_PORT when set (to reach it from a browser while debugging), else a free one, so two
+ * runs of `npm test` on one machine never collide ("Address already in use" when both took a fixed default).
+ */
+export const suitePort = async () => (process.env.E2E_PORT ? Number(process.env.E2E_PORT) : freePort());
 
 export interface DevServer {
   origin: string;

@@ -1,7 +1,6 @@
 import { parse, validate } from '@readme/openapi-parser';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { browserAvailable, launchBrowser } from './browser';
+import { describe, expect, inject, it } from 'vitest';
+import { browserAvailable, useBrowser } from './browser';
 import { contractFetch } from './checked-fetch';
 
 const server = inject('devServer');
@@ -58,16 +57,10 @@ describe('static files beside the worker ([assets] in wrangler.toml)', () => {
 });
 
 describe.runIf(browserAvailable)('GET /docs in a real browser', () => {
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const browser = useBrowser();
 
   it('renders the reference offline, from static assets, and finds the purchase operation', async () => {
-    const page = await browser.newPage();
+    const page = await browser().newPage();
     // Anything the page's Content-Security-Policy blocks is reported on the console.
     const blocked: string[] = [];
     page.on('console', (message) => {

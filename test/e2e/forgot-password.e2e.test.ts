@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { browserAvailable, launchBrowser, PHONE } from './browser';
+import { describe, expect, inject, it } from 'vitest';
+import { browserAvailable, useBrowser, PHONE } from './browser';
 import { contractFetch } from './checked-fetch';
 
 // "Forgot password?" in Chromium with JavaScript off, as a buyer who forgot it: the sign-in page's link, the email
@@ -23,15 +22,8 @@ async function simulatedEmail(logFile: string, to: string, subject: string): Pro
 describe.runIf(browserAvailable)('forgot password in a real browser', () => {
   const server = inject('devServer');
   const fetch = contractFetch(server.api);
-  let browser: Browser;
+  const browser = useBrowser();
 
-  beforeAll(async () => {
-    browser = await launchBrowser();
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-  });
 
   it('sign-in → Forgot password? → the emailed link → a new password → signed in', async () => {
     const email = `forgetful-${Date.now()}@example.com`;
@@ -39,7 +31,7 @@ describe.runIf(browserAvailable)('forgot password in a real browser', () => {
     const created = await fetch(`${server.api}/admin/users`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'Forgetful Fay', email, password: 'the old password' }) });
     expect(created.status).toBe(201);
 
-    const context = await browser.newContext({ viewport: PHONE, javaScriptEnabled: false });
+    const context = await browser().newContext({ viewport: PHONE, javaScriptEnabled: false });
     const page = await context.newPage();
     const errors: string[] = [];
     page.on('console', (message) => message.type() === 'error' && errors.push(message.text()));

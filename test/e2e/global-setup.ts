@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node';
-import { startDevServer, type DevServer } from './dev-server';
+import { startDevServer, suitePort, type DevServer } from './dev-server';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -13,7 +13,7 @@ declare module 'vitest' {
 let server: DevServer | undefined;
 
 export async function setup(project: TestProject) {
-  server = await startDevServer(Number(process.env.E2E_PORT ?? 8797));
+  server = await startDevServer(await suitePort());
   project.provide('devServer', { origin: server.origin, api: server.api, adminToken: server.adminToken, logFile: server.logFile });
   project.provide('devScript', { startup: server.output(), stateDir: server.stateDir });
 }

@@ -1,6 +1,5 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { browserAvailable, launchBrowser, PHONE } from './browser';
+import { describe, expect, inject, it } from 'vitest';
+import { browserAvailable, useBrowser, PHONE } from './browser';
 import { contractFetch } from './checked-fetch';
 
 // Test mode in Chromium with JavaScript off: the dashboard's key form makes a Test key (listed beside the live one,
@@ -9,15 +8,8 @@ import { contractFetch } from './checked-fetch';
 describe.runIf(browserAvailable)('test mode in a real browser', () => {
   const server = inject('devServer');
   const fetch = contractFetch(server.api);
-  let browser: Browser;
+  const browser = useBrowser();
 
-  beforeAll(async () => {
-    browser = await launchBrowser();
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-  });
 
   it('key form: Test → a sk_test_ key with $1,000.00 of test money; the test payment page pays a deposit', async () => {
     const email = `tester-${Date.now()}@example.com`;
@@ -25,7 +17,7 @@ describe.runIf(browserAvailable)('test mode in a real browser', () => {
     const created = await fetch(`${server.api}/admin/users`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'Test Mode Tess', email, password: 'test mode password' }) });
     expect(created.status).toBe(201);
 
-    const context = await browser.newContext({ viewport: PHONE, javaScriptEnabled: false });
+    const context = await browser().newContext({ viewport: PHONE, javaScriptEnabled: false });
     const page = await context.newPage();
     const errors: string[] = [];
     page.on('console', (message) => (message.type() === 'error' || /Content.Security.Policy/i.test(message.text())) && errors.push(message.text()));

@@ -20,7 +20,7 @@ export const VERBOSE = /^(1|true|yes)$/i.test(process.env.TEST_VERBOSE ?? '');
  */
 export const KNOWN_WORKERD_LINES: Array<{ why: string; pattern: RegExp }> = [
   {
-    // Seen only after test/contract-fuzz.test.ts has ended with every test passed (10 of each of these three lines,
+    // Seen only after test/api/contract-fuzz.test.ts has ended with every test passed (10 of each of these three lines,
     // none during a test): work the fuzzed requests left running in the file's runtime (an outbound call, a queued
     // delivery) loses its connection when the pool moves on to the next file, and workerd reports it with no test to
     // attribute it to. Which request leaves it is not pinned down yet (short runs of the same calls do not show it).

@@ -88,7 +88,7 @@ describe('windowed checks on the local D1', () => {
   it('every windowed statement of a full audit runs, read-only, and agrees with the whole audit', async () => {
     await newUser({ balance: 3 });
     const maxIds = (await env.DB.prepare(maxIdsSql(AUDIT_CHECKS)).first()) as Record<string, number>;
-    expect(Object.keys(maxIds).sort()).toEqual(['deposits', 'orders', 'products', 'stock_items', 'users', 'wallet_transactions']);
+    expect(Object.keys(maxIds).sort()).toEqual(['api_keys', 'deposits', 'orders', 'products', 'stock_items', 'users', 'wallet_transactions']);
     const violations = [];
     for (const { sql } of auditStatements(AUDIT_CHECKS, { window: 2, maxIds })) violations.push(...(await env.DB.prepare(sql).all()).results);
     expect(violations).toEqual([]);

@@ -136,6 +136,8 @@ const CORRUPTIONS: Corruption[] = [
   },
   {
     check: 'ledger rows belong to the user of their order or deposit',
+    // A deposit moved to another user also moves what each user's kept deposit count should be.
+    also: ['kept user counts equal the counted ones'],
     sql: ({ deposit, user, other }) => ({
       corrupt: [`UPDATE deposits SET user_id = ${other.id} WHERE id = ${deposit}`],
       repair: [`UPDATE deposits SET user_id = ${user.id} WHERE id = ${deposit}`],
@@ -151,6 +153,20 @@ const CORRUPTIONS: Corruption[] = [
          FROM json_each('[1,2,3,4,5]')`,
       ],
       repair: [`DELETE FROM api_keys WHERE key_hash LIKE 'audit-test-${other.id}-%'`],
+    }),
+  },
+  {
+    check: 'kept user counts equal the counted ones',
+    sql: ({ user }) => ({
+      corrupt: [`UPDATE user_counts SET pending_orders = pending_orders + 1 WHERE user_id = ${user.id}`],
+      repair: [`UPDATE user_counts SET pending_orders = pending_orders - 1 WHERE user_id = ${user.id}`],
+    }),
+  },
+  {
+    check: 'kept key spending per day equals the family orders of that day',
+    sql: ({ pending }) => ({
+      corrupt: [`UPDATE api_key_spend_days SET spent_cents = spent_cents + 1 WHERE api_key_id = (SELECT api_key_id FROM orders WHERE id = ${pending})`],
+      repair: [`UPDATE api_key_spend_days SET spent_cents = spent_cents - 1 WHERE api_key_id = (SELECT api_key_id FROM orders WHERE id = ${pending})`],
     }),
   },
 ];

@@ -112,6 +112,9 @@ describe('scheduled job: completing held orders', () => {
     expect(detail.json.data.status).toBe('completed');
     expect(await balanceOf(user)).toBe(balance);
     expect(await ledgerCount(user.id)).toBe(ledger);
+    // The kept counts followed in the job's own statement (migrations/0030): the dashboard says what the orders say.
+    const dashboard = (await call('/user/dashboard', { key: user.key })).json.data;
+    expect([dashboard.total_orders, dashboard.pending_orders]).toEqual([4, 2]);
   });
 
   it('a completed order can no longer be cancelled (400 ORDER_NOT_CANCELLABLE, no refund)', async () => {

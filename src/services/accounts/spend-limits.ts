@@ -10,7 +10,9 @@ import type { Caller } from '../caller';
 // neither a make-spend-revoke loop nor a buy-cancel loop can launder the cap), plus the purchase at hand, may not
 // exceed `spend_limit_cents` of the buying key nor of any key above it. A key's limit is never above its maker's and
 // a key made by a limited key is limited (src/services/accounts/keys.ts), so a key without a limit has no limited key
-// above it: its purchases sum nothing.
+// above it: its purchases read nothing. The family's spending is kept, not summed: one row per key and UTC day
+// (api_key_spend_days), which the order's own INSERT updates (migrations/0030_counts_kept.sql), so a purchase reads
+// the same rows after its family's 100,000th order of the day as after its first.
 
 export const utcDayStart = (now: string) => `${now.slice(0, 10)}T00:00:00.000Z`;
 /** When today's spending stops counting: the next 00:00 UTC. */
@@ -23,23 +25,22 @@ export const ancestorIds = (ancestry: SQL) => sql`('[' || rtrim(replace(substr($
 export const keyAndMakers = (key: string) =>
   sql`(SELECT ${sql.identifier(key)}.id UNION ALL SELECT value FROM json_each(${ancestorIds(sql`${sql.identifier(key)}.ancestry`)}))`;
 
-/**
- * The key of alias `key` and every key made from it, revoked ones included, as a subquery of ids: its descendants'
- * ancestry starts with '<its ancestry><its id>/', one range of api_keys_ancestry ('/' sorts just below '0').
- */
-export const keyAndDescendants = (key: string) =>
-  sql`(SELECT ${sql.identifier(key)}.id UNION ALL SELECT d.id FROM api_keys d WHERE ${descendantOf('d', key)})`;
-
 /** The key of alias `child` was made from the key of alias `key`, directly or further down. */
 export const descendantOf = (child: string, key: string) => {
   const [c, k] = [sql.identifier(child), sql.identifier(key)];
   return sql`${c}.ancestry >= ${k}.ancestry || ${k}.id || '/' AND ${c}.ancestry < ${k}.ancestry || ${k}.id || '0'`;
 };
 
-/** What the family of the key of alias `key` spent today, in cents (each key's orders through orders_api_key_created). */
+/** The UTC day ('YYYY-MM-DD') of an ISO timestamp: the key of a family's kept spending. */
+export const utcDay = (now: string) => now.slice(0, 10);
+
+/**
+ * What the family of the key of alias `key` spent today, in cents: one row of api_key_spend_days, which the order's
+ * INSERT itself keeps (a trigger of migrations/0030_counts_kept.sql adds each order's total to the row of its key and
+ * of every key above it). So a purchase reads one row per limited key however many orders the family placed today.
+ */
 export const familySpentTodayCents = (key: string, now: string) =>
-  sql`(SELECT coalesce(sum(fo.total_amount_cents), 0) FROM orders fo
-       WHERE fo.api_key_id IN ${keyAndDescendants(key)} AND fo.created_at >= ${utcDayStart(now)})`;
+  sql`coalesce((SELECT sd.spent_cents FROM api_key_spend_days sd WHERE sd.api_key_id = ${sql.identifier(key)}.id AND sd.day = ${utcDay(now)}), 0)`;
 
 /**
  * The purchase INSERT's condition: the caller's key has no limit (then nothing is summed), or for the key and every
@@ -49,7 +50,7 @@ export const familySpentTodayCents = (key: string, now: string) =>
  */
 export function withinSpendLimit(caller: Caller, totalCents: SQL, now: string): SQL {
   if (!caller.keyId) return sql`1`;
-  // CASE, not OR: an OR computes both sides, and the sums read every order the family placed today.
+  // CASE, not OR: a key without a limit reads nothing more.
   return sql`(SELECT CASE WHEN k.spend_limit_cents IS NULL THEN 1 ELSE NOT EXISTS (
                 SELECT 1 FROM api_keys lim
                 WHERE lim.id IN ${keyAndMakers('k')} AND lim.spend_limit_cents IS NOT NULL

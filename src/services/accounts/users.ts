@@ -19,6 +19,7 @@ import { verificationEmail, verificationRequired } from './email-verification';
 import type { Mail } from '../mail/settings';
 import { retireResetLinks } from './password-resets';
 import { ALL_SCOPES } from '../../lib/scopes';
+import { keptCount } from './counts';
 
 /**
  * A per-user limit, applied by the caller's route (the platform's Rate Limiting binding): resolves when `userId` may
@@ -297,10 +298,9 @@ const RECENT = 5;
 export async function getDashboard(d1: Db, caller: Caller) {
   const [user, stats, recentOrders, recentTransactions] = await readAs(d1, caller, [
     sql`SELECT balance_cents AS balanceCents, held_at IS NOT NULL AS onHold FROM users WHERE id = ${caller.userId}`,
-    sql`SELECT count(*) AS totalOrders,
-               coalesce(sum(CASE WHEN status <> 'cancelled' THEN total_amount_cents END), 0) AS totalSpentCents,
-               count(CASE WHEN status = 'pending' THEN 1 END) AS pendingOrders
-        FROM orders WHERE user_id = ${caller.userId}`,
+    // Kept, not counted: one row however long the history.
+    sql`SELECT ${keptCount(caller.userId, 'orders_count')} AS totalOrders, ${keptCount(caller.userId, 'spent_cents')} AS totalSpentCents,
+               ${keptCount(caller.userId, 'pending_orders')} AS pendingOrders`,
     sql`SELECT ${columnsOf(orders)} FROM orders WHERE user_id = ${caller.userId} ORDER BY created_at DESC, id DESC LIMIT ${RECENT}`,
     sql`SELECT ${columnsOf(walletTransactions)} FROM wallet_transactions WHERE user_id = ${caller.userId}
         ORDER BY created_at DESC, id DESC LIMIT ${RECENT}`,

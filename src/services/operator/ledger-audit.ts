@@ -5,7 +5,7 @@
 /** The ids a check is partitioned by: a column of its result rows, naming rows of `table`. */
 export interface AuditKey {
   column: string;
-  table: 'users' | 'products' | 'orders' | 'stock_items' | 'deposits' | 'wallet_transactions';
+  table: 'users' | 'products' | 'orders' | 'stock_items' | 'deposits' | 'wallet_transactions' | 'api_keys';
 }
 
 export interface AuditCheck {
@@ -117,6 +117,43 @@ export const AUDIT_CHECKS: AuditCheck[] = [
     sql: `SELECT t.id AS transaction_id FROM wallet_transactions t
           LEFT JOIN orders o ON o.id = t.order_id LEFT JOIN deposits d ON d.id = t.deposit_id
           WHERE (t.order_id IS NOT NULL AND o.user_id <> t.user_id) OR (t.deposit_id IS NOT NULL AND d.user_id <> t.user_id)`,
+  },
+  {
+    // Kept by the triggers of migrations/0030_counts_kept.sql; the lists' totals and the dashboard read them.
+    name: 'kept user counts equal the counted ones',
+    key: { column: 'user_id', table: 'users' },
+    sql: `SELECT * FROM (
+            SELECT u.id AS user_id,
+                   coalesce(c.orders_count, 0) AS kept_orders, (SELECT count(*) FROM orders o WHERE o.user_id = u.id) AS orders,
+                   coalesce(c.pending_orders, 0) AS kept_pending,
+                   (SELECT count(*) FROM orders o WHERE o.user_id = u.id AND o.status = 'pending') AS pending,
+                   coalesce(c.spent_cents, 0) AS kept_spent_cents,
+                   (SELECT coalesce(sum(o.total_amount_cents), 0) FROM orders o WHERE o.user_id = u.id AND o.status <> 'cancelled') AS spent_cents,
+                   coalesce(c.transactions_count, 0) AS kept_transactions,
+                   (SELECT count(*) FROM wallet_transactions t WHERE t.user_id = u.id) AS transactions,
+                   coalesce(c.deposits_count, 0) AS kept_deposits, (SELECT count(*) FROM deposits d WHERE d.user_id = u.id) AS deposits
+            FROM users u LEFT JOIN user_counts c ON c.user_id = u.id)
+          WHERE kept_orders <> orders OR kept_pending <> pending OR kept_spent_cents <> spent_cents
+             OR kept_transactions <> transactions OR kept_deposits <> deposits`,
+  },
+  {
+    // A key's row of a day holds the orders of that day of the key and of every key made from it (descendants: one
+    // range of api_keys_ancestry); the spend limit reads it.
+    name: 'kept key spending per day equals the family orders of that day',
+    key: { column: 'api_key_id', table: 'api_keys' },
+    sql: `WITH family AS (
+            SELECT k.id AS api_key_id, k.id AS member FROM api_keys k
+            UNION ALL
+            SELECT k.id, d.id FROM api_keys k JOIN api_keys d ON d.ancestry >= k.ancestry || k.id || '/' AND d.ancestry < k.ancestry || k.id || '0'),
+          counted AS (
+            SELECT f.api_key_id, substr(o.created_at, 1, 10) AS day, sum(o.total_amount_cents) AS cents
+            FROM family f JOIN orders o ON o.api_key_id = f.member GROUP BY f.api_key_id, substr(o.created_at, 1, 10))
+          SELECT s.api_key_id, s.day, s.spent_cents AS kept_cents, coalesce(c.cents, 0) AS counted_cents
+          FROM api_key_spend_days s LEFT JOIN counted c ON c.api_key_id = s.api_key_id AND c.day = s.day
+          WHERE s.spent_cents <> coalesce(c.cents, 0)
+          UNION ALL
+          SELECT c.api_key_id, c.day, 0, c.cents FROM counted c
+          WHERE NOT EXISTS (SELECT 1 FROM api_key_spend_days s WHERE s.api_key_id = c.api_key_id AND s.day = c.day)`,
   },
   {
     name: 'no user has more than 5 active API keys',

@@ -10,6 +10,7 @@ import { auditEntry, jsonDetails, writeAsActor, type Actor } from '../accounts/a
 import type { Query } from '../caller';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from '../idempotency';
 import { retireResetLinks } from '../accounts/password-resets';
+import { keptCount } from '../accounts/counts';
 
 // Users as the operator sees them (GET /admin/users, the console's users pages) and the operator's changes to them.
 
@@ -75,8 +76,7 @@ export const usersQuery = ({ q, email, onHold }: { q?: string; email?: string; o
 
 const detailOf = (userId: number | SQL) => sql`
   SELECT ${USER_COLUMNS},
-         (SELECT count(*) FROM orders WHERE user_id = users.id) AS ordersCount,
-         (SELECT coalesce(sum(total_amount_cents), 0) FROM orders WHERE user_id = users.id AND status <> 'cancelled') AS totalSpentCents
+         ${keptCount(sql`users.id`, 'orders_count')} AS ordersCount, ${keptCount(sql`users.id`, 'spent_cents')} AS totalSpentCents
   FROM users WHERE id = ${userId}`;
 
 export const userDetailQuery = (userId: number): Query<OperatorUserDetail> => ({

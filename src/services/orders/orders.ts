@@ -19,6 +19,7 @@ import { lowStockAlert } from '../mail/alerts';
 import type { Mail } from '../mail/settings';
 import { allOf, firstFailing, pricedPurchase, purchaseRefusal, redeemCoupon, sellableGuards, type PricedPurchase, type PurchaseGuard } from '../catalogue/pricing';
 import { overSpendLimit, spendLimitState, withinSpendLimit } from '../accounts/spend-limits';
+import { keptTotal } from '../accounts/counts';
 
 export interface OrderWithItems {
   order: OrderRow;
@@ -305,7 +306,7 @@ export async function listOrders(d1: Db, caller: Caller, page: Page) {
   const { limit, offset } = pageWindow(page);
   const [rows, total] = await readAs(d1, caller, [
     sql`SELECT ${columnsOf(orders)} FROM orders WHERE user_id = ${caller.userId} ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
-    sql`SELECT count(*) AS total FROM orders WHERE user_id = ${caller.userId}`,
+    keptTotal(caller.userId, 'orders_count'),
   ]);
   return { rows: rowsOf<OrderRow>(rows), total: rowsOf<{ total: number }>(total)[0].total };
 }

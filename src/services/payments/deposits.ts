@@ -34,6 +34,7 @@ import { verificationGate } from '../accounts/email-verification';
 import { accountGate } from '../accounts/holds';
 import type { Mail } from '../mail/settings';
 import { paymentAlert } from '../mail/alerts';
+import { keptTotal } from '../accounts/counts';
 
 export interface DepositRequest {
   amountCents: number;
@@ -143,7 +144,7 @@ export const depositsQuery = (caller: Caller, page: Page): Query<{ rows: Deposit
   return {
     reads: [
       sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE user_id = ${caller.userId} ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
-      sql`SELECT count(*) AS total FROM deposits WHERE user_id = ${caller.userId}`,
+      keptTotal(caller.userId, 'deposits_count'),
     ],
     parse: ([rows, total]) => {
       const now = isoNow();

@@ -12,6 +12,7 @@ import { OPERATOR, recordClaim, type IdempotencyClaim } from '../idempotency';
 import { eventIdsOf, inOutbox, newEvent, recordEvent, type Publish } from '../events/log';
 import { newOperationId, walletMovement } from '../ledger';
 import { auditEntry, writeAsActor, type Actor } from '../accounts/audit-log';
+import { keptTotal } from '../accounts/counts';
 
 export const balanceQuery = (caller: Caller): Query<number> => ({
   reads: [sql`SELECT balance_cents AS balanceCents FROM users WHERE id = ${caller.userId}`],
@@ -24,7 +25,7 @@ export const transactionsQuery = (caller: Caller, page: Page): Query<{ rows: Tra
     reads: [
       sql`SELECT ${columnsOf(walletTransactions)} FROM wallet_transactions WHERE user_id = ${caller.userId}
           ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
-      sql`SELECT count(*) AS total FROM wallet_transactions WHERE user_id = ${caller.userId}`,
+      keptTotal(caller.userId, 'transactions_count'),
     ],
     parse: ([rows, total]) => ({ rows: rowsOf<TransactionRow>(rows), total: rowsOf<{ total: number }>(total)[0].total }),
   };
