@@ -67,6 +67,7 @@ export default defineConfig({
           // Mail on (the binding is simulated); tests that need it off or with verification override these.
           EMAIL_FROM: 'Test Shop <shop@example.com>',
           SHOP_NAME: 'Test Shop',
+          SUPPORT_EMAIL: 'help@example.com',
           EMAIL_VERIFICATION: 'off',
           // Never on in tests but those that turn it on (test/mail/preview.test.ts); `npm run dev` alone sets it.
           EMAIL_PREVIEW: 'false',

@@ -10,11 +10,12 @@ export const DEMO_USER = { name: 'Demo User', email: 'demo@example.com', passwor
 export const DEMO_BALANCE_CENTS = 100_00;
 export const DEMO_OPERATOR = { name: 'Demo Operator', email: 'operator@example.com', password: 'operator-password' };
 
-// The gift card is final sale (`cancellable: false`): a disclosed gift code cannot be revoked at the vendor.
+// The gift card is final sale (`cancellable: false`): a disclosed gift code cannot be revoked at the vendor. The
+// licence has a 72-hour replacement warranty, so the demo shows "Report a problem" and the claims it opens.
 const PRODUCTS = [
   { name: 'Steam Gift Card $10', sku: 'STEAM-10', category: 'gift-cards', priceCents: 950, stock: 20, prefix: 'STEAM', cancellable: false },
   { name: 'Netflix Premium 1 Month', sku: 'NFLX-1M', category: 'streaming', priceCents: 499, stock: 15, prefix: 'NFLX' },
-  { name: 'Windows 11 Pro Licence', sku: 'WIN11-PRO', category: 'software', priceCents: 1200, stock: 10, prefix: 'W11P' },
+  { name: 'Windows 11 Pro Licence', sku: 'WIN11-PRO', category: 'software', priceCents: 1200, stock: 10, prefix: 'W11P', warrantyHours: 72 },
   { name: 'Indie Game Key (packs of 5, 10, 25)', sku: 'INDIE-KEY', category: 'games', priceCents: 75, stock: 60, prefix: 'GAME', packs: [5, 10, 25] },
 ];
 
@@ -50,7 +51,7 @@ export function sandboxSeedSql({ now = new Date() } = {}) {
     const id = index + 1;
     const packs = p.packs ? sqlString(JSON.stringify(p.packs)) : 'NULL';
     lines.push(
-      `INSERT INTO products (id, name, sku, category, price_cents, allowed_quantities, active, cancellable, stock_count, created_at, updated_at) VALUES (${id}, ${sqlString(p.name)}, ${sqlString(p.sku)}, ${sqlString(p.category)}, ${p.priceCents}, ${packs}, 1, ${p.cancellable === false ? 0 : 1}, ${p.stock}, ${at}, ${at});`,
+      `INSERT INTO products (id, name, sku, category, price_cents, allowed_quantities, active, cancellable, warranty_hours, stock_count, created_at, updated_at) VALUES (${id}, ${sqlString(p.name)}, ${sqlString(p.sku)}, ${sqlString(p.category)}, ${p.priceCents}, ${packs}, 1, ${p.cancellable === false ? 0 : 1}, ${p.warrantyHours ?? 0}, ${p.stock}, ${at}, ${at});`,
     );
     const items = Array.from({ length: p.stock }, () => `TEST-${p.sku}-${randomBytes(8).toString('hex').toUpperCase()}`);
     lines.push(`INSERT INTO stock_items (product_id, content, status, created_at) SELECT ${id}, value, 'available', ${at} FROM json_each(${sqlString(JSON.stringify(items))});`);
@@ -101,8 +102,8 @@ function historySql(history, productsSince) {
     // The local checkout's notification of each paid deposit, as the gateway log would hold it.
     ...insertRows('gateway_events', ['reference', 'gateway', 'deposit_id', 'status', 'amount_cents', 'transaction_id', 'outcome', 'received_at', 'source'],
       deposits.filter((d) => d.status === 'paid').map((d) => [`gwe_seed_${d.id}`, d.gateway, d.id, 'paid', d.amountCents, d.transactionId, 'credited', d.paidAt, 'notification'])),
-    ...insertRows('orders', ['id', 'order_number', 'user_id', 'product_id', 'product_name', 'quantity', 'unit_price_cents', 'total_amount_cents', 'status', 'created_at', 'updated_at', 'cancellable', 'list_unit_price_cents', 'refunded_amount_cents'],
-      orders.map((o) => [o.id, o.orderNumber, o.userId, o.product.id, o.product.name, o.quantity, o.product.priceCents, o.totalCents, o.status, o.createdAt, o.updatedAt, o.product.cancellable === false ? 0 : 1, o.product.priceCents, o.status === 'cancelled' ? o.totalCents : 0])),
+    ...insertRows('orders', ['id', 'order_number', 'user_id', 'product_id', 'product_name', 'quantity', 'unit_price_cents', 'total_amount_cents', 'status', 'created_at', 'updated_at', 'cancellable', 'list_unit_price_cents', 'refunded_amount_cents', 'warranty_hours'],
+      orders.map((o) => [o.id, o.orderNumber, o.userId, o.product.id, o.product.name, o.quantity, o.product.priceCents, o.totalCents, o.status, o.createdAt, o.updatedAt, o.product.cancellable === false ? 0 : 1, o.product.priceCents, o.status === 'cancelled' ? o.totalCents : 0, o.product.warrantyHours ?? 0])),
     ...insertRows('stock_items', ['product_id', 'content', 'status', 'order_id', 'created_at', 'revoked_at'], items),
     ...insertRows('wallet_transactions', ['user_id', 'type', 'amount_cents', 'balance_after_cents', 'description', 'order_id', 'deposit_id', 'operation_id', 'created_at'],
       ledger.map((t) => [t.userId, t.type, t.amountCents, t.balanceAfterCents, t.description, t.orderId ?? null, t.depositId ?? null, t.operationId, t.createdAt])),
@@ -127,7 +128,7 @@ export function seedSql({ paymentBaseUrl, now = new Date() }) {
   for (const p of products) {
     const packs = p.packs ? sqlString(JSON.stringify(p.packs)) : 'NULL';
     lines.push(
-      `INSERT INTO products (id, name, sku, category, price_cents, allowed_quantities, active, cancellable, stock_count, created_at, updated_at) VALUES (${p.id}, ${sqlString(p.name)}, ${sqlString(p.sku)}, ${sqlString(p.category)}, ${p.priceCents}, ${packs}, 1, ${p.cancellable === false ? 0 : 1}, ${p.stock}, ${sqlString(productsSince)}, ${sqlString(productsSince)});`,
+      `INSERT INTO products (id, name, sku, category, price_cents, allowed_quantities, active, cancellable, warranty_hours, stock_count, created_at, updated_at) VALUES (${p.id}, ${sqlString(p.name)}, ${sqlString(p.sku)}, ${sqlString(p.category)}, ${p.priceCents}, ${packs}, 1, ${p.cancellable === false ? 0 : 1}, ${p.warrantyHours ?? 0}, ${p.stock}, ${sqlString(productsSince)}, ${sqlString(productsSince)});`,
     );
     const items = Array.from({ length: p.stock }, (_, n) => item(p.prefix, n + 1));
     lines.push(

@@ -7,7 +7,7 @@ import { requestLog } from './middleware/request-log';
 import { requestPlace } from './middleware/request-place';
 import { bodyLimits } from './middleware/body-limits';
 import { renderError } from './middleware/render-error';
-import { methodNotAllowedOrNotFound } from './middleware/method-not-allowed';
+import { methodNotAllowedOrNotFound, refuseMethodsNotServed } from './middleware/method-not-allowed';
 import { adminUsersRouter } from './routes/admin/users';
 import { adminProductsRouter } from './routes/admin/products';
 import { adminDepositsRouter } from './routes/admin/deposits';
@@ -48,6 +48,7 @@ import { registerDashboardDocs } from './dashboard/openapi';
 import { rememberVendorFailures } from './middleware/vendor-failures';
 import { API_PREFIX, registerDocument, registerServiceInfo } from './routes/service';
 import { testModeRouter } from './routes/sandbox/test-mode';
+import { testOperatorRouter } from './routes/sandbox/test-operator';
 import { registerTestPayDocs, testPayRouter } from './routes/sandbox/test-pay';
 import { refreshSandboxAfterCatalogueChange } from './middleware/sandbox-refresh';
 
@@ -59,6 +60,8 @@ export function createApp() {
   app.use('*', requestPlace);
   app.use('/dashboard/*', dashboardHeaders);
   app.use('*', bodyLimits);
+  // 405 before 401: the method is decided before any credential is asked for.
+  app.use('*', refuseMethodsNotServed(app.routes));
 
   app.use(`${API_PREFIX}/*`, exactJsonBodies);
   app.use(`${API_PREFIX}/*`, d1Session);
@@ -107,7 +110,8 @@ export function createApp() {
     .route(`${API_PREFIX}/documents`, documentsRouter)
     .route(`${API_PREFIX}/user`, billingRouter)
     .route(`${API_PREFIX}/admin`, adminReferralsRouter)
-    .route(`${API_PREFIX}/test`, testModeRouter);
+    .route(`${API_PREFIX}/test`, testModeRouter)
+    .route(`${API_PREFIX}/test`, testOperatorRouter);
   app.route('/test/pay', testPayRouter);
   app.route('/pay', createCheckoutRouter((request, env, ctx) => app.fetch(request, env, ctx)));
   app.route('/dashboard', createDashboardRouter(renderError));

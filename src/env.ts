@@ -72,6 +72,8 @@ export interface Bindings {
   EMAIL?: SendEmail;
   EMAIL_FROM?: string;
   SHOP_NAME?: string;
+  /** Where a buyer reaches the shop: shown to held or blocked buyers and in emails' footers (empty: not shown). */
+  SUPPORT_EMAIL?: string;
   /** "required": accounts made by sign-up must open their verification link before they deposit or buy. */
   EMAIL_VERIFICATION?: string;
   /** "true" only locally (`npm run dev`): sent emails' bodies are kept for the console's Emails page. */
@@ -118,6 +120,8 @@ export interface Config {
   dashboardSignup: boolean;
   /** A product at or below this stock count is "low" on the console. */
   lowStockThreshold: number;
+  /** SUPPORT_EMAIL, or null when unset. */
+  supportEmail: string | null;
 }
 
 function nonNegativeInt(raw: string | undefined, fallback: number): number {
@@ -144,5 +148,6 @@ export function readConfig(env: Bindings): Config {
     webhookMaxAttempts: Math.min(nonNegativeInt(env.WEBHOOK_MAX_ATTEMPTS, 10) || 10, 100),
     dashboardSignup: env.DASHBOARD_SIGNUP === 'open',
     lowStockThreshold: nonNegativeInt(env.LOW_STOCK_THRESHOLD, 10),
+    supportEmail: env.SUPPORT_EMAIL?.trim() || null,
   };
 }

@@ -528,6 +528,26 @@ describe('D1 round trips with a test key (test mode: the sandbox alone)', () => 
     expect(trips.map((t) => Boolean(t.sandbox))).toEqual([false, true]);
   });
 
+  it('revoking a test key with a live key (?mode=test): two round trips, one per database', async () => {
+    const user = await newUser();
+    const created = await call('/api-keys', { key: user.key, body: { name: 'sandbox', mode: 'test' } });
+    const { status, trips } = await measure(`/api-keys/${created.json.data.id}?mode=test`, { key: user.key, method: 'DELETE' });
+    expect(status).toBe(200);
+    expect(trips.map((t) => Boolean(t.sandbox))).toEqual([false, true]);
+  });
+
+  it("the operator played in test mode: a claim's resolution and an order's refund are one round trip each, to the sandbox", async () => {
+    const user = await testModeUser();
+    const { orderId } = await fixtures(user);
+    const refunded = await measure(`/test/orders/${orderId}/refund`, { key: user.key, body: { amount: 0.01, reason: 'test' } });
+    expect(refunded.status).toBe(200);
+    expect(refunded.trips.length, JSON.stringify(refunded.trips)).toBe(1);
+    expect(refunded.trips.every((t) => t.sandbox)).toBe(true);
+    const rejected = await measure('/test/claims/999999/reject', { key: user.key, body: { note: 'no such claim' } });
+    expect(rejected.status).toBe(404);
+    expect(rejected.trips.length, JSON.stringify(rejected.trips)).toBe(1);
+  });
+
   it('the test gateway: pay, fail and expire are one round trip each (the credit batch reads the deposit itself); a reset one', async () => {
     const user = await testModeUser();
     const { depositId } = await fixtures(user);

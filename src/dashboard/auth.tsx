@@ -145,7 +145,7 @@ export const authPages = new Hono<AppEnv>()
         await enforceRateLimit(c.env.SIGN_IN_IP_RATE_LIMITER, `ip:${clientIp(c)}`);
         const { email, password } = parseForm(SignInBody, fields);
         await enforceRateLimit(c.env.SIGN_IN_EMAIL_RATE_LIMITER, `email:${email.toLowerCase()}`);
-        const session = await signIn(c.var.db, email, password);
+        const session = await signIn(c.var.db, email, password, c.var.place);
         if (!session) throw new ApiError('UNAUTHORIZED', WRONG_CREDENTIALS);
         setSessionCookie(c, session.token);
         return c.redirect(signedInDestination(c.req.query('next'), c.req.url, session.operator ? OPERATOR_HOME : SIGNED_IN_HOME), 303);

@@ -198,3 +198,38 @@ export function SearchForm({ action, value, hint }: { action: string; value?: st
     </form>
   );
 }
+
+/**
+ * A held buyer's banner (the account is on hold after a reversed payment, or by the shop): what it stops, and the
+ * shop's contact (SUPPORT_EMAIL) when it gives one.
+ */
+export function HoldBanner({ supportEmail }: { supportEmail: string | null }) {
+  return (
+    <div class="alert" role="status">
+      <strong>Your account is on hold.</strong>
+      {' Deposits and purchases are paused until the shop has looked at it; you can still sign in, see your orders and use your items. '}
+      {supportEmail ? (
+        <>
+          {'Contact the shop at '}
+          <a href={`mailto:${supportEmail}`}>{supportEmail}</a>.
+        </>
+      ) : (
+        'Contact the shop.'
+      )}
+    </div>
+  );
+}
+
+/** When an order's replacement warranty ends (the warranty is the order's: its product's when it was bought). */
+export function WarrantyEnds({ order }: { order: { createdAt: string; warrantyHours: number; status: string } }) {
+  if (order.status === 'cancelled') return null;
+  if (order.warrantyHours === 0) return <p class="muted">No replacement warranty.</p>;
+  const ends = new Date(Date.parse(order.createdAt) + order.warrantyHours * 3_600_000).toISOString();
+  const over = Date.parse(ends) <= Date.now();
+  return (
+    <p>
+      {`Replacement warranty: ${order.warrantyHours} hours, ${over ? 'ended' : 'until'} `}
+      <When iso={ends} />
+    </p>
+  );
+}

@@ -310,7 +310,13 @@ const PAGES: Entry[] = [
     statuses: [303, 400, 403, 404, 422],
     fields: ['idempotency_key'],
   },
-  { method: 'get', path: '/dashboard/console/users', summary: 'Users; `q`: an email or part of a name or email', statuses: [200, 303, 404, 422], search: true },
+  {
+    method: 'get',
+    path: '/dashboard/console/users',
+    summary: 'Users; `q`: an email or part of a name or email; `on_hold=1`: only the accounts on hold',
+    statuses: [200, 303, 404, 422],
+    query: z.object({ q: z.string().optional().openapi({ maxLength: 254 }), page: pageNumber, on_hold: z.enum(['1']).optional() }),
+  },
   { method: 'get', path: '/dashboard/console/users/{id}', summary: 'A user: balance, role, transactions, orders, deposits, actions', statuses: [200, 303, 404] },
   {
     method: 'post',
@@ -383,15 +389,28 @@ const PAGES: Entry[] = [
     statuses: [200, 303, 404, 422],
     query: z.object({ status: z.enum(['open', 'replaced', 'refunded', 'rejected']).optional(), page: pageNumber }),
   },
-  ...(['replace', 'refund', 'reject'] as const).map(
-    (action): Entry => ({
+  {
+    method: 'get',
+    path: '/dashboard/console/claims/{id}',
+    summary: 'One claim: the buyer, the order, "Item 2 of 3", the reported item, earlier claims, and (open) Replace, Refund item and Reject',
+    statuses: [200, 303, 404, 422],
+  },
+  ...(['replace', 'refund', 'reject'] as const).flatMap((action): Entry[] => [
+    {
+      method: 'post',
+      path: `/dashboard/console/claims/{id}/${action}/confirm`,
+      summary: `Confirm a claim's ${action} (changes nothing; posted, so a note never travels in a URL); a refusal is the claim page with it`,
+      statuses: [200, 303, 403, 404, 422],
+      ...(action === 'reject' ? { fields: ['note'] } : {}),
+    },
+    {
       method: 'post',
       path: `/dashboard/console/claims/{id}/${action}`,
-      summary: `Resolve a claim (${action}, as POST /admin/claims/{id}/${action}), then 303 to the claims with a notice; a refusal is the claims page with it`,
+      summary: `Resolve a claim (${action}, as POST /admin/claims/{id}/${action}), then 303 to the claim with a notice; a refusal is the claim page with it`,
       statuses: [303, 400, 403, 404, 409, 422],
       ...(action === 'reject' ? { fields: ['note'] } : {}),
-    }),
-  ),
+    },
+  ]),
   { method: 'get', path: '/dashboard/console/referrals', summary: 'The referral programme: its settings, the referrers and what each earned', statuses: [200, 303, 404, 422], paged: true },
   {
     method: 'post',

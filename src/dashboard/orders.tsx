@@ -9,7 +9,7 @@ import { cancelOrder, getOrder, listOrders, orderExportFile } from '../services/
 import { ItemProblem, reportPages } from './report-problem';
 import type { OrderRow } from '../db/schema';
 import { formatUsd } from '../lib/money';
-import { Alert, Money, Notice, Pager } from './components';
+import { Alert, Money, Notice, Pager, WarrantyEnds } from './components';
 import { AskFirst, confirmationPage } from './console/confirm';
 import { formHandler, idFromPath, parseForm, redirectOnce, sameOriginForm, type FormProblem } from './forms';
 import { page } from './layout';
@@ -73,6 +73,7 @@ async function orderPage(c: Context<AppEnv>, orderId: number, problem?: FormProb
           <Alert problem={problem} />
           <section class="card">
             <OrderFacts order={order} holdHours={readConfig(c.env).orderHoldHours} />
+            <WarrantyEnds order={order} />
             {order.status !== 'cancelled' && order.refundedAmountCents > 0 && <p>{`Refunded by the shop: ${formatUsd(order.refundedAmountCents)}`}</p>}
             {order.status === 'pending' && order.cancellable === 0 && <p class="muted">Final sale: this order cannot be cancelled.</p>}
             {/* Cancelling asks first (the console's confirmation pattern): the confirmation page posts the cancel. */}

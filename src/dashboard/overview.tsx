@@ -2,7 +2,8 @@ import { Hono } from 'hono';
 import type { AppEnv } from '../env';
 import { requireSession } from '../middleware/session';
 import { getDashboard } from '../services/accounts/users';
-import { Money, Stat } from './components';
+import { HoldBanner, Money, Stat } from './components';
+import { readConfig } from '../env';
 import { page } from './layout';
 import { OrdersTable, TransactionsTable } from './tables';
 
@@ -15,6 +16,7 @@ export const overviewPage = new Hono<AppEnv>().get('/', requireSession, async (c
     section: '/dashboard',
     children: (
       <>
+        {d.onHold ? <HoldBanner supportEmail={readConfig(c.env).supportEmail} /> : null}
         <dl class="stats">
           <Stat label="Balance">
             <Money cents={d.balanceCents} />

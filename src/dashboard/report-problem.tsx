@@ -1,3 +1,4 @@
+import { mailFor } from '../middleware/send-emails';
 import { Hono, type Context } from 'hono';
 import type { ClaimRow, OrderRow } from '../db/schema';
 import type { AppEnv } from '../env';
@@ -60,7 +61,7 @@ export const reportPages = (orderPage: (c: Context<AppEnv>, orderId: number, pro
         const orderId = idFromPath(c.req.param('id'), 'Order');
         const { index } = parseForm(ItemIndex, { index: c.req.param('index') ?? '' });
         const { reason } = parseForm(ReportBody, fields);
-        await reportItem(c.var.db, c.var.caller, orderId, index, reason);
+        await reportItem(c.var.db, c.var.caller, orderId, index, reason, mailFor(c));
         return c.redirect(`/dashboard/orders/${orderId}?notice=reported`, 303);
       },
       (c, _fields, problem) => orderPage(c, idFromPath(c.req.param('id'), 'Order'), problem),

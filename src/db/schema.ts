@@ -34,11 +34,20 @@ export const users = sqliteTable(
     /** Kept, not counted: rows of the user's referral earnings (a trigger on referral_earnings), and cents moved. */
     referralEarningsCount: integer('referral_earnings_count').notNull().default(0),
     referralTransferredCents: integer('referral_transferred_cents').notNull().default(0),
+    /** Where the account was made (client address and Cloudflare country), and where it was last seen signed in. */
+    signupIp: text('signup_ip'),
+    signupCountry: text('signup_country'),
+    lastSeenIp: text('last_seen_ip'),
+    lastSeenCountry: text('last_seen_country'),
+    lastSeenAt: text('last_seen_at'),
+    /** last_seen_ip as 32 hex digits (src/lib/ip.ts): an ip rule's range finds the accounts last seen in it. */
+    lastSeenIpHex: text('last_seen_ip_hex'),
   },
   (t) => [
     uniqueIndex('users_email_unique').on(t.email),
     uniqueIndex('users_referral_code_unique').on(t.referralCode),
     index('users_referred_by').on(t.referredBy).where(sql`referred_by IS NOT NULL`),
+    index('users_last_seen_ip_hex').on(t.lastSeenIpHex).where(sql`last_seen_ip_hex IS NOT NULL`),
   ],
 );
 
@@ -164,6 +173,8 @@ export const orders = sqliteTable(
     variantId: integer('variant_id').references((): AnySQLiteColumn => productVariants.id),
     /** The variant's name at the purchase. */
     variantName: text('variant_name'),
+    /** The product's warranty_hours when the order was bought: a later change of the product does not reach back. */
+    warrantyHours: integer('warranty_hours').notNull().default(0),
   },
   (t) => [
     uniqueIndex('orders_order_number_unique').on(t.orderNumber),
@@ -385,6 +396,7 @@ export const EVENT_TYPES = [
   'order.item_replaced',
   'order.item_refunded',
   'order.claim_rejected',
+  'order.refunded',
   // Catalogue events: shop-wide, only for endpoints subscribed to them by name (src/services/catalogue/events.ts).
   'product.restocked',
   'product.price_changed',
@@ -551,6 +563,8 @@ export const EMAIL_TEMPLATES = [
   'email_verification',
   'operator_alert',
   'claim_resolved',
+  'order_refunded',
+  'claim_opened',
 ] as const;
 export type EmailTemplate = (typeof EMAIL_TEMPLATES)[number];
 export const emailTemplates = sqliteTable('email_templates', { template: text('template').primaryKey() });

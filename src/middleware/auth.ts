@@ -4,6 +4,7 @@ import { sha256Hex, timingSafeEqualStrings } from '../lib/crypto';
 import { ApiError, unauthorized } from '../lib/errors';
 import { apiKeyCaller, readAs, type Caller } from '../services/caller';
 import { API_KEY_SHAPE, touchApiKey } from '../services/accounts/keys';
+import { lastSeenStatement } from '../services/accounts/sessions';
 import { enforceRateLimit } from './rate-limit';
 import { runAfterResponse } from './after-response';
 import { renderError } from './render-error';
@@ -46,7 +47,9 @@ export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
     });
   }
   // last_used_at is bookkeeping: written after the response, at most once a minute per key.
-  const touch = caller.proved && touchApiKey(requestDatabase(c), keyHash, caller.proved.lastUsedAt);
+  // With it, where its user was last seen (the console's user page; live accounts only), at the same pace.
+  const seen = caller.proved && c.var.mode !== 'test' ? [lastSeenStatement(caller.proved.userId, c.var.place)] : [];
+  const touch = caller.proved && touchApiKey(requestDatabase(c), keyHash, caller.proved.lastUsedAt, seen);
   if (touch) runAfterResponse(c, touch);
 });
 

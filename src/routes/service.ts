@@ -87,6 +87,20 @@ function documentScopeRefusals(definitions: App['openAPIRegistry']['definitions'
   }
 }
 
+/** The README's name (README.md's first heading; test/openapi.test.ts keeps them equal). */
+export const DOCUMENT_TITLE = 'Stock Wallet API';
+
+/** The document's description starts where an integrator starts: a first request, then test mode. */
+const FIRST_HOUR = [
+  '**A first request.** Every call but the public stock takes an API key in `X-API-Key`: ' +
+    '`curl -H "X-API-Key: sk_live_..." https://<host>/api/v2/wallet/balance` answers `{ "success": true, "data": { "balance": ... } }`. ' +
+    '`npm run dev` prints a demo live key and a demo test key.',
+  '**Test mode.** A `sk_test_` key (`POST /api-keys` `{ "name": "...", "mode": "test" }`, or the dashboard) is answered from a sandbox ' +
+    'beside the shop with $1,000.00 of test money: the same routes, the same rules; pay test deposits with ' +
+    '`POST /test/deposits/{id}/pay`, play the operator with `POST /test/orders/{id}/refund` and `POST /test/claims/{id}/...`, ' +
+    'start over with `POST /test/reset` (docs/test-mode.md walks the buyer\'s path: quote, deposit with `order`, pay, `order.created`, `GET /orders/{id}`).',
+].join('\n\n');
+
 export function registerDocument(app: App) {
   registerPagesOutsideTheApi(app);
   const registry = app.openAPIRegistry;
@@ -98,9 +112,10 @@ export function registerDocument(app: App) {
   app.doc31(`${API_PREFIX}/openapi.json`, {
     openapi: '3.1.0',
     info: {
-      title: 'Wallet-Funded Digital Stock Service API',
+      // The README's name: the page a new integrator opens first says what they cloned.
+      title: DOCUMENT_TITLE,
       version: SERVICE.version,
-      description: `Error codes: ${(Object.keys(ERROR_STATUS) as ErrorCode[]).map((code) => `${code} (${ERROR_STATUS[code]})`).join(', ')}.`,
+      description: `${FIRST_HOUR}\n\nError codes: ${(Object.keys(ERROR_STATUS) as ErrorCode[]).map((code) => `${code} (${ERROR_STATUS[code]})`).join(', ')}.`,
     },
   });
 }

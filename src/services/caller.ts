@@ -109,6 +109,11 @@ function parseAll<const Q extends readonly Query<unknown>[]>(queries: Q, results
   return queries.map((q) => q.parse(results.slice(at, (at += q.reads.length)))) as Values<Q>;
 }
 
+/** Checks a caller's proof row from a batch: 401 for a bad credential, the key's own refusal (scope, address). */
+export function proveCaller(caller: Caller, proofResult: D1Result | undefined) {
+  prove(caller, proofResult);
+}
+
 function prove(caller: Caller, proofResult: D1Result | undefined) {
   const [row] = rowsOf<CallerProof>(proofResult);
   if (!row) throw unauthorized('The API key is invalid or has been revoked.');

@@ -250,6 +250,10 @@ describe('the OpenAPI document says what each route needs', () => {
     'post /api/v2/test/deposits/{id}/fail': 'deposits',
     'post /api/v2/test/deposits/{id}/expire': 'deposits',
     'post /api/v2/test/reset': 'account',
+    'post /api/v2/test/claims/{id}/replace': 'orders',
+    'post /api/v2/test/claims/{id}/refund': 'orders',
+    'post /api/v2/test/claims/{id}/reject': 'orders',
+    'post /api/v2/test/orders/{id}/refund': 'orders',
   };
 
   it('every key route: x-required-scope, the same scope in its security requirement, and a 403; every GET needs read', async () => {

@@ -27,7 +27,7 @@ describe('GET /user/profile', () => {
     expect(res.status, res.text).toBe(200);
     expect(res.json.success).toBe(true);
     const data = res.json.data;
-    expect(Object.keys(data).sort()).toEqual(['balance', 'created_at', 'discount_percent', 'email', 'email_receipts', 'email_verified', 'id', 'name', 'referred_by']);
+    expect(Object.keys(data).sort()).toEqual(['balance', 'created_at', 'discount_percent', 'email', 'email_receipts', 'email_verified', 'id', 'name', 'on_hold', 'referred_by']);
     expect(data).toMatchObject({ id: user.id, name: 'Test User', email: user.email, balance: 12.34 });
     expect(data.created_at).toMatch(ISO_UTC);
     expect(res.text).not.toContain('password');

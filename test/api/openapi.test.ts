@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { call } from '../helpers';
+import readme from '../../README.md?raw';
 
 describe('OpenAPI document', () => {
   it('is OpenAPI 3.1 with version 2.0 and lists every route', async () => {
@@ -7,6 +8,9 @@ describe('OpenAPI document', () => {
     expect(res.status, res.text).toBe(200);
     expect(res.json.openapi).toBe('3.1.0');
     expect(res.json.info.version).toBe('2.0');
+    // The integrator's first hour: the title is the README's name; the description starts with a first request, then test mode.
+    expect(res.json.info.title).toBe(/^# (.+)$/m.exec(readme)![1]);
+    expect(res.json.info.description).toMatch(/^\*\*A first request\.\*\*[^]*X-API-Key[^]*\*\*Test mode\.\*\*[^]*sk_test_/);
     const paths = Object.keys(res.json.paths).sort();
     expect(paths).toEqual(
       [
@@ -23,6 +27,10 @@ describe('OpenAPI document', () => {
         '/api/v2/test/deposits/{id}/fail',
         '/api/v2/test/deposits/{id}/expire',
         '/api/v2/test/reset',
+        '/api/v2/test/claims/{id}/replace',
+        '/api/v2/test/claims/{id}/refund',
+        '/api/v2/test/claims/{id}/reject',
+        '/api/v2/test/orders/{id}/refund',
         '/api/v2/openapi.json',
         '/api/v2',
         '/api/v2/admin/audit-log',
@@ -131,8 +139,12 @@ describe('OpenAPI document', () => {
         '/dashboard/console/products/{id}/items/{item_id}/delete/confirm',
         '/dashboard/console/revoked-items',
         '/dashboard/console/claims',
+        '/dashboard/console/claims/{id}',
+        '/dashboard/console/claims/{id}/replace/confirm',
         '/dashboard/console/claims/{id}/replace',
+        '/dashboard/console/claims/{id}/refund/confirm',
         '/dashboard/console/claims/{id}/refund',
+        '/dashboard/console/claims/{id}/reject/confirm',
         '/dashboard/console/claims/{id}/reject',
         '/dashboard/console/blocklist',
         '/dashboard/console/referrals',

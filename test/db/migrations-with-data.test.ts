@@ -62,6 +62,8 @@ const ROWS_AFTER: Record<string, string[]> = {
     `INSERT INTO coupons (id, code, percent_off, created_at, updated_at) VALUES (1, 'SPRING', 10, '${T}', '${T}')`,
     `INSERT INTO coupon_redemptions (id, coupon_id, user_id, order_id, created_at) VALUES (1, 1, 1, 1, '${T}')`,
   ],
+  // A product with a warranty: 0034 gives its orders the warranty it has when they gain the column.
+  '0025_after_the_sale.sql': [`UPDATE products SET warranty_hours = 72 WHERE id = 1`],
 };
 
 const TABLES = ['users', 'api_keys', 'products', 'orders', 'stock_items', 'deposits', 'wallet_transactions', 'gateway_events',
@@ -105,6 +107,8 @@ describe('the migrations, applied one by one to a database with data', () => {
       { api_key_id: 1, day: '2026-01-02', spent_cents: 500 },
       { api_key_id: 2, day: '2026-01-02', spent_cents: 250 },
     ]);
+    // Warranty is the order's (0034): the orders bought before it keep their product's.
+    expect((await db.prepare('SELECT DISTINCT warranty_hours FROM orders WHERE product_id = 1').all()).results).toEqual([{ warranty_hours: 72 }]);
 
     // Variants (0031): the product got its `Standard` variant with its sku, price and stock; its items, and its
     // orders, moved to it; the product's columns are unchanged.

@@ -101,9 +101,18 @@ describe('405 METHOD_NOT_ALLOWED', () => {
     expect(checked).toBeGreaterThan(200);
   });
 
-  it('a bad API key still answers 401 first; an unknown path stays a 404', async () => {
-    const res = await SELF.fetch('http://localhost/api/v2/wallet/balance', { method: 'DELETE', headers: { 'X-API-Key': `sk_live_${'x'.repeat(40)}` } });
-    expect(res.status).toBe(401);
+  it('the method is decided before the credential (405 before 401); an unknown path stays a 404', async () => {
+    // The contract's example: a method the path does not serve needs no credential, nor a good one.
+    for (const headers of [{}, { 'X-API-Key': `sk_live_${'x'.repeat(40)}` }, { 'X-API-Key': 'nonsense' }] as Array<Record<string, string>>) {
+      const res = await SELF.fetch('http://localhost/api/v2/wallet/balance', { method: 'DELETE', headers });
+      expect(res.status, JSON.stringify(headers)).toBe(405);
+      expect(res.headers.get('Allow')).toBe('GET, HEAD');
+      expect(await res.json()).toMatchObject({ success: false, code: 'METHOD_NOT_ALLOWED' });
+    }
+    const admin = await SELF.fetch('http://localhost/api/v2/admin/users', { method: 'DELETE' });
+    expect(admin.status).toBe(405);
+    // A method the path serves still needs its key.
+    expect((await SELF.fetch('http://localhost/api/v2/wallet/balance')).status).toBe(401);
     const user = await newUser();
     for (const [method, path] of [['GET', '/api/v2/nope'], ['DELETE', '/api/v2/orders/1/nope'], ['POST', '/dashboard/nope'], ['GET', '/nope']]) {
       const unknown = await request(method, path, user.key);

@@ -3,6 +3,8 @@ import type { OrderRow } from '../../db/schema';
 import type { AppEnv } from '../../env';
 import { ApiError, type FieldErrors } from '../../lib/errors';
 import { requireOperatorSession } from '../../middleware/session';
+import { publishAfterResponse } from '../../middleware/publish-events';
+import { mailFor } from '../../middleware/send-emails';
 import { RefundBody } from '../../schemas/after-sale';
 import { operatorActor } from '../../services/accounts/audit-log';
 import { queryAsOperator } from '../../services/caller';
@@ -93,7 +95,7 @@ export const consoleRefunds = (orderPage: (c: Context<AppEnv>, id: number, probl
             fields,
             { order_id: id, ...body },
             async (claim) => {
-              await refundOrder(c.var.db, operatorActor(c.var.caller), id, body.amount, body.reason, claim);
+              await refundOrder(c.var.db, operatorActor(c.var.caller), id, body.amount, body.reason, claim, { mail: mailFor(c), publish: publishAfterResponse(c) });
               return landing;
             },
             () => landing,

@@ -8,7 +8,7 @@ import { queryAsOperator } from '../../services/caller';
 import { OPERATOR } from '../../services/idempotency';
 import { cancelOrderAsOperator } from '../../services/operator/cancel';
 import { orderDetailQuery, ordersQuery } from '../../services/operator/orders';
-import { Alert, Money, Pager, Status, When } from '../components';
+import { Alert, Money, Pager, Status, WarrantyEnds, When } from '../components';
 import { withDone } from '../done-notices';
 import { formHandler, idFromPath, parseForm, redirectOnce, sameOriginForm, type FormProblem } from '../forms';
 import { page } from '../layout';
@@ -87,6 +87,7 @@ export const consoleOrders = new Hono<AppEnv>()
               { label: 'Buyer', cell: (o) => <Person id={o.userId} name={o.userName} email={o.userEmail} /> },
               { label: 'Product', cell: (o) => o.productName },
               { label: 'Total', class: 'num', cell: (o) => <Money cents={o.totalAmountCents} /> },
+              { label: 'Refunded', class: 'num', cell: (o) => (o.refundedAmountCents > 0 ? <Money cents={o.refundedAmountCents} /> : '') },
               { label: 'Status', cell: (o) => <Status value={o.status} /> },
               { label: 'Placed', cell: (o) => <When iso={o.createdAt} /> },
             ]}
@@ -166,6 +167,7 @@ async function orderPage(c: Context<AppEnv>, id: number, problem?: FormProblem, 
               }
               product={<a href={`/dashboard/console/products/${order.productId}`}>{order.productName}</a>}
             />
+            <WarrantyEnds order={order} />
             {order.status === 'pending' && order.cancellable === 1 && <AskFirst action={cancelPath(order.id)} label="Cancel order" class="danger" />}
           </section>
           <RefundSection order={order} values={values} problem={problem} />

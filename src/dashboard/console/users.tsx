@@ -59,7 +59,7 @@ async function userPage(c: Context<AppEnv>, userId: number, { values, problem, r
               <dt>Role</dt>
               <dd>{user.role}</dd>
               <dt>Account</dt>
-              <dd>{disabled ? <span class="mismatch">disabled</span> : 'enabled'}</dd>
+              <dd>{disabled ? <span class="mismatch">disabled</span> : user.heldAt ? <span class="mismatch">On hold</span> : 'enabled'}</dd>
               <dt>Balance</dt>
               <dd>
                 <Money cents={user.balanceCents} />
@@ -137,7 +137,8 @@ export const consoleUsers = new Hono<AppEnv>()
     const { q, ...pageQuery } = parseForm(UsersQuery, c.req.query());
     const search = q === '' ? undefined : q;
     // A whole address is looked up exactly (through the index); anything else searches names and emails.
-    const filter = search !== undefined && isWholeEmail(search) ? { email: search } : { q: search };
+    const onHold = c.req.query('on_hold') === '1';
+    const filter = { ...(search !== undefined && isWholeEmail(search) ? { email: search } : { q: search }), onHold };
     const [{ rows, total }] = await queryAsOperator(c.var.db, c.var.caller, [usersQuery(filter, pageQuery)]);
     return page(c, {
       title: 'Users',
@@ -145,19 +146,27 @@ export const consoleUsers = new Hono<AppEnv>()
       children: (
         <>
           <SearchForm action={USERS} value={search} hint="A whole email address finds exactly that user; any other text searches names and emails." />
+          <nav aria-label="Users by account state" class="row">
+            <a href={USERS} aria-current={onHold ? undefined : 'page'} class={onHold ? 'button secondary' : 'button'}>
+              {onHold ? 'All users' : 'All users (shown)'}
+            </a>
+            <a href={`${USERS}?on_hold=1`} aria-current={onHold ? 'page' : undefined} class={onHold ? 'button' : 'button secondary'}>
+              {onHold ? 'On hold (shown)' : 'On hold'}
+            </a>
+          </nav>
           <DataTable
-            caption={search ? `Users matching ${search}` : 'Every user, newest first'}
+            caption={`${onHold ? 'Users on hold' : 'Users'}${search ? ` matching ${search}` : ''}, newest first`}
             rows={rows}
             empty={search ? 'No user matches.' : 'No users yet.'}
             columns={[
               { label: 'Name', cell: (u) => <a href={userPath(u.id)}>{u.name}</a> },
               { label: 'Email', cell: (u) => u.email },
               { label: 'Role', cell: (u) => u.role },
-              { label: 'Account', cell: (u) => (u.disabledAt === null ? 'enabled' : 'disabled') },
+              { label: 'Account', cell: (u) => (u.disabledAt !== null ? 'disabled' : u.heldAt ? <span class="mismatch">On hold</span> : 'enabled') },
               { label: 'Balance', class: 'num', cell: (u) => <Money cents={u.balanceCents} /> },
             ]}
           />
-          <Pager path={USERS} page={pageQuery.page} totalPages={Math.ceil(total / pageQuery.per_page)} query={{ q: search }} />
+          <Pager path={USERS} page={pageQuery.page} totalPages={Math.ceil(total / pageQuery.per_page)} query={{ q: search, ...(onHold ? { on_hold: '1' } : {}) }} />
         </>
       ),
     });

@@ -3,10 +3,18 @@ import { envelope, messageEnvelope, ok } from '../../lib/envelope';
 import { createRouter, errorResponses, IdParams, idLinks, jsonBody, jsonResponse, needsScope } from '../openapi';
 import { CreateApiKeyBody, ScopeName } from '../../schemas/api-keys';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../services/accounts/keys';
-import { createTestKeyFromLive } from '../../services/sandbox/keys';
+import { createTestKeyFromLive, revokeTestKey } from '../../services/sandbox/keys';
+import { readAs } from '../../services/caller';
 import { revokeTestKeysBelow } from '../../services/sandbox/key-makers';
 import { ApiError, fieldError } from '../../lib/errors';
 import { sandboxDatabase } from '../../middleware/mode';
+
+const RevokeQuery = z.object({
+  mode: z
+    .enum(['live', 'test'], 'mode must be live or test')
+    .optional()
+    .openapi({ description: "Which mode's key the id names; default the caller's own. `test` with a live key revokes a test key" }),
+});
 
 /** A key's mode, on every key answer. */
 const KeyMode = z.enum(['live', 'test']).openapi({ description: '`test`: a sk_test_ key, answered from the test-mode sandbox' });
@@ -106,13 +114,33 @@ export const apiKeysRouter = createRouter()
       operationId: 'revokeApiKey',
       tags,
       summary: 'Revoke an API key',
+      description:
+        "Revokes a key of the caller's own mode, and every key made from it. With a live key, `?mode=test` revokes the caller's " +
+        'test key of that id instead (proved on live, revoked in the sandbox: two round trips); a test key\'s id without it is a 404 ' +
+        'that says so. A test key revokes only test keys (`mode=live` → 403 `INSUFFICIENT_SCOPE`).',
       ...needsScope('keys'),
-      request: { params: IdParams },
-      responses: { 200: jsonResponse(messageEnvelope, 'Revoked'), ...errorResponses(401, 404, 422, 429) },
+      request: { params: IdParams, query: RevokeQuery },
+      responses: { 200: jsonResponse(messageEnvelope, 'Revoked'), ...errorResponses(401, 403, 404, 422, 429) },
     }),
     async (c) => {
       const id = c.req.valid('param').id;
-      await revokeApiKey(c.var.db, c.var.caller, id);
+      const mode = c.req.valid('query').mode ?? c.var.mode;
+      if (mode !== c.var.mode) {
+        if (mode === 'live') throw new ApiError('INSUFFICIENT_SCOPE', 'A test key revokes only test keys.', { mode: ['a test key revokes only test keys'] });
+        const sandbox = sandboxDatabase(c.env);
+        if (!sandbox) throw fieldError('mode', 'test mode is not enabled on this service');
+        // The live key is proved (with its scope and address) on live, then the test key revoked in the sandbox.
+        await readAs(c.var.db, c.var.caller, []);
+        await revokeTestKey(sandbox, c.var.caller.proved!.userId, id);
+        return c.json({ success: true as const, message: 'Test API key revoked.' }, 200);
+      }
+      await revokeApiKey(c.var.db, c.var.caller, id).catch((err: unknown) => {
+        // A live key asked for an id it does not have: perhaps a test key's, which lives in the sandbox.
+        if (c.var.mode === 'live' && err instanceof ApiError && err.code === 'NOT_FOUND') {
+          throw new ApiError('NOT_FOUND', `No live API key ${id} of yours. To revoke a test key, add mode=test: DELETE /api/v2/api-keys/${id}?mode=test.`);
+        }
+        throw err;
+      });
       // A live key's test children (in the sandbox) die with it: one more batch, on the sandbox.
       const sandbox = c.var.mode === 'live' ? sandboxDatabase(c.env) : null;
       if (sandbox) await revokeTestKeysBelow(sandbox, id);

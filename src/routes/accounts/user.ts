@@ -26,6 +26,9 @@ export const UserProfileSchema = z
 const OwnProfileSchema = UserProfileSchema.extend({
   email_receipts: z.boolean().openapi({ description: 'Whether order receipts and deposit notices are emailed' }),
   email_verified: z.boolean().openapi({ description: 'false only while a sign-up awaits its verification link' }),
+  on_hold: z.boolean().openapi({
+    description: 'true while the shop holds the account (a reversed payment, or the operator): deposits and purchases answer 403 ACCOUNT_ON_HOLD until it is lifted; reads work',
+  }),
 }).openapi('OwnProfile');
 
 export const presentProfile = (u: UserProfile) => ({
@@ -42,6 +45,7 @@ const presentOwnProfile = (u: UserProfile) => ({
   ...presentProfile(u),
   email_receipts: u.emailReceipts === 1,
   email_verified: u.emailVerified === 1,
+  on_hold: (u.heldAt ?? null) !== null,
 });
 
 const Dashboard = z

@@ -1,6 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { EVENT_TYPES, type DeliveryRow, type EventRow, type EventType } from '../../db/schema';
 import { envelope, ok } from '../../lib/envelope';
+import { centsToAmount } from '../../lib/money';
 import { createRouter, errorResponses, jsonResponse, needsScope } from '../openapi';
 import { paged, pagedEnvelope, PaginationQuery } from '../../lib/pagination';
 import { EVENT_ID_SHAPE, getEvent, listEvents } from '../../services/events/log';
@@ -18,9 +19,11 @@ export const Event = z
     data: z.object({
       object: z.union([Order, Deposit, Transaction, ProductEventObject, Claim]).openapi({
         description:
-          'The claim (order.item_replaced, order.item_refunded, order.claim_rejected), the order (other order.*), deposit (deposit.*) or wallet transaction (balance.adjusted) as the API renders it elsewhere, right after the change; for product.* the public stock entry (with previous_price on product.price_changed)',
+          'The claim (order.item_replaced, order.item_refunded, order.claim_rejected), the order (other order.*; for order.refunded as refunded, its refunded_amount including this refund), deposit (deposit.*) or wallet transaction (balance.adjusted) as the API renders it elsewhere, right after the change; for product.* the public stock entry (with previous_price on product.price_changed)',
       }),
       variant_id: z.number().int().nullable().optional().openapi({ description: 'product.* only: the variant the change is about' }),
+      amount: z.number().optional().openapi({ description: 'order.refunded only: USD refunded by this refund' }),
+      reason: z.string().optional().openapi({ description: "order.refunded only: the operator's reason for this refund" }),
     }),
   })
   .openapi('Event');
@@ -51,6 +54,7 @@ const presenters: Record<EventType, (row: never) => z.infer<typeof Event>['data'
   'order.item_replaced': presentClaim,
   'order.item_refunded': presentClaim,
   'order.claim_rejected': presentClaim,
+  'order.refunded': presentOrder,
   'product.restocked': presentProductEventObject,
   'product.price_changed': presentProductEventObject,
   'product.unavailable': presentProductEventObject,
@@ -69,9 +73,14 @@ export const presentEvent = (e: EventRow, livemode = true): WebhookEvent => ({
 });
 
 /** A catalogue event names its variant beside the product's entry (null for one written before variants). */
-const dataOf = (type: EventType, snapshot: Record<string, unknown>) => {
+const dataOf = (type: EventType, snapshot: Record<string, unknown>): WebhookEvent['data'] => {
   const object = presenters[type](snapshot as never);
-  return type.startsWith('product.') ? { object, variant_id: (snapshot.variantId as number | undefined) ?? null } : { object };
+  if (type.startsWith('product.')) return { object, variant_id: (snapshot.variantId as number | undefined) ?? null };
+  // order.refunded: which refund this is (an order may be refunded several times), beside the order as it left it.
+  if (type === 'order.refunded') {
+    return { object, amount: centsToAmount((snapshot.refundCents as number | undefined) ?? 0), reason: (snapshot.refundReason as string | undefined) ?? '' };
+  }
+  return { object };
 };
 
 const presentDelivery = (d: DeliveryRow) => ({

@@ -1,3 +1,4 @@
+import { mailFor } from '../../middleware/send-emails';
 import { createRoute } from '@hono/zod-openapi';
 import { envelope, ok } from '../../lib/envelope';
 import { ItemIndex, ReportBody } from '../../schemas/after-sale';
@@ -27,7 +28,7 @@ export const orderClaimsRouter = createRouter().openapi(
   }),
   async (c) => {
     const { id, index } = c.req.valid('param');
-    const claim = await reportItem(c.var.db, c.var.caller, id, index, c.req.valid('json').reason);
+    const claim = await reportItem(c.var.db, c.var.caller, id, index, c.req.valid('json').reason, mailFor(c));
     return c.json(ok(presentClaim(claim), 'Problem reported: the shop will look at it.'), 201);
   },
 );

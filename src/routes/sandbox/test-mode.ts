@@ -6,13 +6,13 @@ import { centsToAmount } from '../../lib/money';
 import { usdAmount } from '../../lib/validation';
 import { publishAfterResponse } from '../../middleware/publish-events';
 import { resetSandbox } from '../../services/sandbox/reset';
-import { settleTestDeposit, type TestOutcome } from '../../services/sandbox/deposits';
+import { settleTestDeposit, type TestOutcome, type TestSettlement } from '../../services/sandbox/deposits';
 import { createRouter, errorResponses, IdParams, jsonBody, jsonResponse, needsScope } from '../openapi';
 import { requireTestKeyRoute } from '../../middleware/mode';
 import type { Scope } from '../../lib/scopes';
 
 /** A test-mode route: its scope, and a test key only (403 TEST_KEY_REQUIRED; a bad key still 401), before its input is read. */
-const testKeyRoute = (scope: Scope) => {
+export const testKeyRoute = (scope: Scope) => {
   const scoped = needsScope(scope);
   return { ...scoped, middleware: [scoped.middleware, requireTestKeyRoute] };
 };
@@ -31,11 +31,20 @@ const PayBody = z.object({
     .openapi({ description: "USD the test payer pays; default the deposit's amount. Less than 99 % of it: a mismatch, nothing credited", example: 10 }),
 });
 
-const MESSAGES: Record<TestOutcome, string> = {
-  pay: 'Test payment applied.',
-  fail: 'Test payment failed.',
-  expire: 'Test deposit expired.',
-};
+/** The test gateway's answer: the deposit afterwards, and whether this request credited the wallet. */
+const TestSettlementSchema = DepositStatus.extend({
+  credited: z.boolean().openapi({ description: 'true only when this request credited the wallet; `message` says why not' }),
+}).openapi('TestDepositSettlement');
+
+/** What happened, in words (`message`): whether the payment credited the wallet, and why not. */
+function settlementMessage(outcome: TestOutcome, { deposit, credited, changed, late }: TestSettlement): string {
+  if (outcome === 'pay') {
+    if (credited) return late ? 'paid after expiry: credited' : 'paid: credited';
+    return deposit.status === 'paid' ? 'already paid: nothing credited again' : 'under-paid: nothing credited';
+  }
+  if (changed) return outcome === 'fail' ? 'failed: nothing credited' : 'expired: nothing credited';
+  return `already ${deposit.status}: nothing changed`;
+}
 
 const settleRoute = (outcome: TestOutcome, summary: string) =>
   createRoute({
@@ -46,7 +55,10 @@ const settleRoute = (outcome: TestOutcome, summary: string) =>
     summary,
     ...testKeyRoute('deposits'),
     request: { params: IdParams },
-    responses: { 200: jsonResponse(envelope(DepositStatus), 'The deposit afterwards'), ...errorResponses(401, 403, 404, 422, 429) },
+    responses: {
+      200: jsonResponse(envelope(TestSettlementSchema), 'The deposit afterwards; `data.credited` and `message` say what this request did'),
+      ...errorResponses(401, 403, 404, 422, 429),
+    },
   });
 
 const payRoute = createRoute({
@@ -55,8 +67,8 @@ const payRoute = createRoute({
 });
 
 async function settle(c: Context<AppEnv>, outcome: TestOutcome, id: number, amountCents?: number) {
-  const deposit = await settleTestDeposit(c.var.db, c.var.caller, id, outcome, { amountCents, publish: publishAfterResponse(c) });
-  return c.json(ok(presentDepositStatus(deposit), MESSAGES[outcome]), 200);
+  const settled = await settleTestDeposit(c.var.db, c.var.caller, id, outcome, { amountCents, publish: publishAfterResponse(c) });
+  return c.json(ok({ ...presentDepositStatus(settled.deposit), credited: settled.credited }, settlementMessage(outcome, settled)), 200);
 }
 
 export const testModeRouter = createRouter()

@@ -112,7 +112,7 @@ export const testPayRouter = new Hono<AppEnv>()
     const choice = CHOICES[typeof form.choice === 'string' ? form.choice : ''];
     if (!choice) return c.html(testPayPage(deposit, token, c.get('secureHeadersNonce') ?? '', 'Choose Pay, Pay less or Fail.'), 422);
     const amountCents = choice.half ? Math.max(1, Math.floor(deposit.amountCents / 2)) : undefined;
-    const after = await settleTestDeposit(c.var.db, userCaller(deposit.userId), deposit.id, choice.outcome, { amountCents, publish: publishAfterResponse(c) });
+    const { deposit: after } = await settleTestDeposit(c.var.db, userCaller(deposit.userId), deposit.id, choice.outcome, { amountCents, publish: publishAfterResponse(c) });
     const result = after.status === 'paid' ? 'Paid: the test wallet is credited.' : after.status === 'failed' ? 'The payment failed.' : `Paid ${formatUsd(amountCents ?? 0)}: less than the deposit, nothing credited.`;
     return c.html(testPayPage(after, token, c.get('secureHeadersNonce') ?? '', result));
   });

@@ -8,7 +8,7 @@ import { auditLog, type AuditAction, type AuditRow } from '../../db/schema';
 import type { DateRange } from '../../lib/date-range';
 import { notFound } from '../../lib/errors';
 import { pageWindow, type Page } from '../../lib/pagination';
-import { proveOperator, type Caller, type Query } from '../caller';
+import { proveCaller, proveOperator, type Caller, type Query } from '../caller';
 
 // The audit log: every operator write, from the console or the admin API, appends one entry in the batch of its
 // effect, only when the effect happened (the entry's INSERT selects from the row the effect wrote). Details are JSON
@@ -23,9 +23,25 @@ import { proveOperator, type Caller, type Query } from '../caller';
 export interface Actor {
   name: SQL;
   session?: Caller;
+  /**
+   * Test mode's play of an operator (`POST /test/claims/...`, `/test/orders/{id}/refund`): a test key acts as the
+   * operator of its own sandbox rows only. The write is limited to rows whose user is this id (SQL), and the key's
+   * proof is checked as an API key's, not an operator's.
+   */
+  ownRowsOf?: SQL;
 }
 
 export const ADMIN_TOKEN_ACTOR: Actor = { name: sql`'admin_token'` };
+
+/** A test key playing the operator on its own sandbox rows (see `ownRowsOf`): audited as its sandbox user. */
+export const sandboxOwnerActor = (caller: Caller): Actor => ({
+  name: sql`(SELECT 'user:' || id FROM users WHERE id = ${caller.userId})`,
+  session: caller,
+  ownRowsOf: caller.userId,
+});
+
+/** The rows an actor may change: every row for an operator, the actor's own (`userId`: SQL of the row's user) in test mode. */
+export const actorMayChange = (actor: Actor, userId: SQL): SQL => (actor.ownRowsOf ? sql`${userId} = ${actor.ownRowsOf}` : sql`1`);
 
 export const operatorActor = (session: Caller): Actor => ({
   name: sql`(SELECT 'user:' || id FROM users WHERE id = ${session.userId} AND role = 'operator')`,
@@ -59,7 +75,7 @@ export const jsonDetails = (fields: Record<string, unknown>) => sql`json(${JSON.
 export async function writeAsActor(d1: Db, actor: Actor | undefined, plan: Omit<WritePlan, 'before'>): Promise<WriteOutcome> {
   try {
     const outcome = await writeBatch(d1, { ...plan, before: actor?.session ? [actor.session.proof] : [] });
-    if (actor?.session && !outcome.settled) proveOperator(actor.session, outcome.before[0]);
+    if (actor?.session && !outcome.settled) (actor.ownRowsOf ? proveCaller : proveOperator)(actor.session, outcome.before[0]);
     return outcome;
   } catch (err) {
     if (isNotNullViolation(err, 'audit_log.actor')) throw notFound('Page');

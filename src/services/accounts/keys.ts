@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { rowsOf } from '../../db/batch';
+import { rowsOf, runBatch } from '../../db/batch';
 import type { Db } from '../../db/client';
 import { randomBase62, sha256Hex } from '../../lib/crypto';
 import { ApiError, notFound } from '../../lib/errors';
@@ -273,12 +273,15 @@ export async function revokeApiKey(d1: Db, caller: Caller, keyId: number): Promi
   if (!revoked) throw notFound('API key');
 }
 
-/** After a request the key authenticated: refresh last_used_at when it is older than a minute. */
-export function touchApiKey(d1: Db, keyHash: string, lastUsedAt: string | null): Promise<unknown> | null {
+/**
+ * After a request the key authenticated: refresh last_used_at when it is older than a minute, with `also` (where
+ * its user was last seen) in the same batch: one trip after the response.
+ */
+export function touchApiKey(d1: Db, keyHash: string, lastUsedAt: string | null, also: SQL[] = []): Promise<unknown> | null {
   const now = Date.now();
   if (lastUsedAt !== null && Date.parse(lastUsedAt) > now - LAST_USED_RESOLUTION_MS) return null;
-  return d1
-    .prepare('UPDATE api_keys SET last_used_at = ? WHERE key_hash = ? AND (last_used_at IS NULL OR last_used_at <= ?)')
-    .bind(isoNow(now), keyHash, isoNow(now - LAST_USED_RESOLUTION_MS))
-    .run();
+  return runBatch(d1, [
+    sql`UPDATE api_keys SET last_used_at = ${isoNow(now)} WHERE key_hash = ${keyHash} AND (last_used_at IS NULL OR last_used_at <= ${isoNow(now - LAST_USED_RESOLUTION_MS)})`,
+    ...also,
+  ]);
 }

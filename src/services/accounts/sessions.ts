@@ -1,5 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { rowsOf, toStatement } from '../../db/batch';
+import { addressHex } from '../../lib/ip';
+import type { RequestPlace } from '../../lib/place';
 import type { Db } from '../../db/client';
 import { writeBatch } from '../../db/d1';
 import { decoyPasswordHash, sha256Hex, verifyPassword } from '../../lib/crypto';
@@ -59,6 +61,23 @@ export function sessionCaller(tokenHash: string, now = isoNow()): Caller {
   };
 }
 
+/** How often an API key's use refreshes where its user was last seen (the same address is written at most this often). */
+const SEEN_RESOLUTION_MS = 60_000;
+
+/**
+ * Where a user was last seen signed in (a dashboard sign-in or an API key's use): the client address (and its 32 hex
+ * digits, for an ip rule's preview), Cloudflare's country and the time. Written at most once a minute from the same
+ * address. `userId` is SQL (a guarded id: NULL writes nothing).
+ */
+export function lastSeenStatement(userId: SQL | number, place: RequestPlace | undefined, nowMs = Date.now()): SQL {
+  const ip = place?.ip ?? null;
+  const now = isoNow(nowMs);
+  return sql`UPDATE users SET last_seen_ip = ${ip}, last_seen_ip_hex = ${ip === null ? null : addressHex(ip)}, last_seen_country = ${place?.country ?? null},
+                              last_seen_at = ${now}
+             WHERE id = ${userId} AND (last_seen_at IS NULL OR last_seen_at <= ${isoNow(nowMs - SEEN_RESOLUTION_MS)} OR last_seen_ip IS NOT ${ip})`;
+}
+
+
 /**
  * The INSERT that opens a session for `owner`, a scalar SQL expression that is NULL when nobody may sign in (a user
  * id guarded on the password hash just verified, or a brand-new user found by email within its creation batch).
@@ -78,7 +97,7 @@ export const sessionOpened = (tokenHash: string) => sql`SELECT 1 FROM sessions W
  * one PBKDF2 (against a decoy hash when there is no such user), the same null.
  */
 /** A new session, and whether its user is an operator (who lands on the console). */
-export async function signIn(d1: Db, email: string, password: string): Promise<(SessionToken & { operator: boolean }) | null> {
+export async function signIn(d1: Db, email: string, password: string, place?: RequestPlace): Promise<(SessionToken & { operator: boolean }) | null> {
   // A disabled user takes the unknown email's path: refused with the same message, after the same work.
   const user = await toStatement(d1, sql`SELECT id, password_hash AS passwordHash, role FROM users WHERE email = ${email} AND disabled_at IS NULL`).first<{
     id: number;
@@ -91,7 +110,7 @@ export async function signIn(d1: Db, email: string, password: string): Promise<(
   // Guarded on the hash just verified: a password changed in between opens no session with the old one.
   const owner = sql`(SELECT id FROM users WHERE id = ${user.id} AND password_hash = ${user.passwordHash} AND disabled_at IS NULL)`;
   const { reads } = await writeBatch(d1, {
-    writes: [insertSession(owner, session.tokenHash, isoNow())],
+    writes: [insertSession(owner, session.tokenHash, isoNow()), lastSeenStatement(sql`(SELECT user_id FROM sessions WHERE token_hash = ${session.tokenHash})`, place)],
     reads: [sessionOpened(session.tokenHash)],
     committed: ([opened]) => rowsOf(opened).length > 0,
   });

@@ -12,7 +12,7 @@ import { queryAs, readAs, writeAs, type Caller, type Query } from '../caller';
 import type { RequestPlace } from '../../lib/place';
 import { matchingRulesForEmail, matchingRulesForEmailChange, refuseIfBlocked } from './blocklist';
 import { OPERATOR, recordClaim, type IdempotencyClaim } from '../idempotency';
-import { endSessionsOnPasswordChange, insertSession, sessionOpened, type SessionToken } from './sessions';
+import { endSessionsOnPasswordChange, insertSession, lastSeenStatement, sessionOpened, type SessionToken } from './sessions';
 import { auditEntry, writeAsActor, type Actor } from './audit-log';
 import { emailChangedEmail, passwordChangedEmail } from '../mail/notices';
 import { verificationEmail, verificationRequired } from './email-verification';
@@ -39,6 +39,8 @@ export interface UserProfile {
   discountPercent: number;
   /** The referrer's code, or null. */
   referredBy: string | null;
+  /** Set while the account is on hold (absent from snapshots stored before holds were shown). */
+  heldAt?: string | null;
 }
 
 // Emails are unique case-insensitively (COLLATE NOCASE); a concurrent duplicate surfaces as the index violation.
@@ -60,7 +62,7 @@ function creationError(err: unknown): unknown {
 
 const profileOf = (userId: SQL | number) =>
   sql`SELECT id, name, email, balance_cents AS balanceCents, created_at AS createdAt, email_receipts AS emailReceipts,
-             email_verified AS emailVerified, discount_percent AS discountPercent,
+             email_verified AS emailVerified, discount_percent AS discountPercent, held_at AS heldAt,
              (SELECT r.referral_code FROM users r WHERE r.id = users.referred_by) AS referredBy FROM users WHERE id = ${userId}`;
 
 /**
@@ -148,9 +150,10 @@ export async function signUp(
   try {
     const { reads } = await writeBatch(d1, {
       writes: [
-        sql`INSERT INTO users (name, email, password_hash, balance_cents, created_at, updated_at, email_verified, referred_by)
-            SELECT ${input.name}, ${input.email}, ${passwordHash}, 0, ${now}, ${now}, ${verify ? 0 : 1}, ${referredBy}
+        sql`INSERT INTO users (name, email, password_hash, balance_cents, created_at, updated_at, email_verified, referred_by, signup_ip, signup_country)
+            SELECT ${input.name}, ${input.email}, ${passwordHash}, 0, ${now}, ${now}, ${verify ? 0 : 1}, ${referredBy}, ${place?.ip ?? null}, ${place?.country ?? null}
             WHERE NOT EXISTS (${rules})`,
+        lastSeenStatement(newUser, place),
         insertSession(newUser, session.tokenHash, now),
         ...(verify?.writes ?? []),
       ],
@@ -334,7 +337,7 @@ const RECENT = 5;
 
 export async function getDashboard(d1: Db, caller: Caller) {
   const [user, stats, recentOrders, recentTransactions] = await readAs(d1, caller, [
-    sql`SELECT balance_cents AS balanceCents FROM users WHERE id = ${caller.userId}`,
+    sql`SELECT balance_cents AS balanceCents, held_at IS NOT NULL AS onHold FROM users WHERE id = ${caller.userId}`,
     // Kept, not counted: one row however long the history.
     sql`SELECT ${keptCount(caller.userId, 'orders_count')} AS totalOrders, ${keptCount(caller.userId, 'spent_cents')} AS totalSpentCents,
                ${keptCount(caller.userId, 'pending_orders')} AS pendingOrders`,
@@ -342,10 +345,11 @@ export async function getDashboard(d1: Db, caller: Caller) {
     sql`SELECT ${columnsOf(walletTransactions)} FROM wallet_transactions WHERE user_id = ${caller.userId}
         ORDER BY created_at DESC, id DESC LIMIT ${RECENT}`,
   ]);
-  const [balance] = rowsOf<{ balanceCents: number }>(user);
+  const [balance] = rowsOf<{ balanceCents: number; onHold: number }>(user);
   const [totals] = rowsOf<{ totalOrders: number; totalSpentCents: number; pendingOrders: number }>(stats);
   return {
     balanceCents: balance.balanceCents,
+    onHold: balance.onHold === 1,
     ...totals,
     recentOrders: rowsOf<OrderRow>(recentOrders),
     recentTransactions: rowsOf<TransactionRow>(recentTransactions),

@@ -69,6 +69,19 @@ export function recordEvent(event: NewEvent, table: SQLiteTable, where: SQL): SQ
     WHERE ${where} AND NOT EXISTS (SELECT 1 FROM events e WHERE e.type = ${event.type} AND e.object_id = ${name}.id AND ${ONCE_PER_OBJECT})`;
 }
 
+/**
+ * An event that may happen many times to one object (`order.refunded`: every partial refund), so it is keyed on the
+ * row that records this occurrence (`object_id` is that row's id, unique per type) rather than on the object. `from`
+ * (`FROM ... WHERE ...`, at most one row) selects it; `userId` and `snapshot` are expressions over that row.
+ */
+export function recordOccurrenceEvent(event: NewEvent, occurrence: { from: SQL; objectId: SQL; userId: SQL; snapshot: SQL }): SQL {
+  return sql`
+    INSERT INTO events (id, user_id, type, object_id, snapshot, created_at, enqueued_at)
+    SELECT ${event.id}, ${occurrence.userId}, ${event.type}, ${occurrence.objectId}, ${occurrence.snapshot}, ${event.now},
+           ${outboxState(occurrence.userId, event.type, event.now)}
+    ${occurrence.from}`;
+}
+
 export interface RowsChange<T extends SQLiteTable> {
   type: EventType;
   table: T;

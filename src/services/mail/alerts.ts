@@ -1,7 +1,8 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { runBatch } from '../../db/batch';
+import { rowsOf, runBatch } from '../../db/batch';
 import type { Db } from '../../db/client';
 import { addMinutes } from '../../lib/time';
+import { PUBLIC_BASE_URL_UNSET } from '../../lib/public-base-url';
 import { newEmailId } from './outbox';
 import { ALERT_KINDS, SUBJECTS, type AlertKind } from './templates';
 import type { Mail, MailSettings } from './settings';
@@ -52,6 +53,33 @@ export function paymentAlert(mail: Mail | undefined, reference: string, now: str
       now,
     ),
   ];
+}
+
+/**
+ * In a claim's batch: a buyer reported an item, so every enabled operator gets a `claim_opened` email now (a claim
+ * waits on a person, unlike the hourly alerts of a kind): one INSERT over the operators, ids `<id>_<operator id>`
+ * from one id generated here, none when the claim was not created. The buyer's name and email, the item as "Item 2 of
+ * 3" and the reason; never the item itself.
+ */
+export function claimOpenedAlert(mail: Mail | undefined, reference: string, now: string) {
+  if (!mail) return { writes: [] as SQL[], reads: [] as SQL[], sent: (_: D1Result | undefined) => {} };
+  const prefix = newEmailId();
+  const claimUrl = mail.origin === null ? null : `${mail.origin}/dashboard/console/claims/`;
+  return {
+    writes: [
+      sql`INSERT INTO emails (id, to_address, user_id, template, subject, data, carries_link, status, error, created_at)
+          SELECT ${prefix} || '_' || op.id, op.email, op.id, 'claim_opened', ${SUBJECTS.claim_opened(mail.settings.shopName, '')} || o.order_number,
+                 json_object('name', op.name, 'buyer_name', b.name, 'buyer_email', b.email, 'order_number', o.order_number,
+                             'product_name', o.product_name, 'item', c.item_index + 1, 'items', o.quantity, 'reason', c.reason,
+                             'claim_url', ${claimUrl} || c.id),
+                 0, ${claimUrl === null ? 'failed' : 'queued'}, ${claimUrl === null ? PUBLIC_BASE_URL_UNSET : null}, ${now}
+          FROM claims c JOIN orders o ON o.id = c.order_id JOIN users b ON b.id = c.user_id
+               JOIN users op ON op.role = 'operator' AND op.disabled_at IS NULL
+          WHERE c.reference = ${reference}`,
+    ],
+    reads: [sql`SELECT id FROM emails WHERE id > ${prefix} || '_' AND id < ${prefix} || '_~' AND status = 'queued'`],
+    sent: (result: D1Result | undefined) => mail.send(rowsOf<{ id: string }>(result).map(({ id }) => ({ email_id: id }))),
+  };
 }
 
 /** After a delivery run: endpoints whose event exhausted its attempts (one line each). */

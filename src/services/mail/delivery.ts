@@ -81,7 +81,7 @@ async function deliverOne(job: EmailJob, context: EmailContext): Promise<Outcome
   };
   if (!mailer || !settings) return fail('mail is off', false);
   if (email.carriesLink === 1 && !job.link) return fail(LINK_LOST, false);
-  const { text, html } = renderEmail(email.template, JSON.parse(email.data) as Record<string, unknown>, settings.shopName, job.link);
+  const { text, html } = renderEmail(email.template, JSON.parse(email.data) as Record<string, unknown>, settings.shopName, job.link, settings.supportEmail);
   let messageId: string;
   try {
     ({ messageId } = await mailer.send({ from: settings.from, to: email.to, subject: email.subject, text, html }));

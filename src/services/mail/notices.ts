@@ -57,6 +57,23 @@ export const receiptEmail = (mail: Mail | undefined, orderNumber: string, now: s
     },
   ]);
 
+/** An operator's refund of an order, from its ledger row (absent when this batch refunded nothing): amount and reason. */
+export const orderRefundedEmail = (mail: Mail | undefined, operationId: string, reason: string, now: string) =>
+  plan(mail, now, ({ settings, origin }) => [
+    {
+      id: newEmailId(),
+      template: 'order_refunded',
+      subject: SUBJECTS.order_refunded(settings.shopName),
+      from: sql`FROM wallet_transactions t JOIN orders o ON o.id = t.order_id JOIN users u ON u.id = o.user_id WHERE t.operation_id = ${operationId}`,
+      to: sql`u.email`,
+      userId: sql`u.id`,
+      data: sql`json_object('name', u.name, 'order_number', o.order_number, 'product_name', o.product_name, 'amount_cents', t.amount_cents,
+                            'reason', ${reason}, 'refunded_cents', o.refunded_amount_cents, 'total_cents', o.total_amount_cents,
+                            'balance_after_cents', t.balance_after_cents, 'order_url', ${origin} || '/dashboard/orders/' || o.id)`,
+      linksToShop: true,
+    },
+  ]);
+
 /** A deposit's credit, from the ledger row of `operationId` (absent when this batch credited nothing). */
 export const depositCreditedEmail = (mail: Mail | undefined, operationId: string, now: string) =>
   plan(mail, now, ({ settings }) => [

@@ -11,6 +11,8 @@ export interface MailSettings {
   shopName: string;
   /** EMAIL_VERIFICATION=required (only meaningful while mail is on: nobody could open a link otherwise). */
   verificationRequired: boolean;
+  /** SUPPORT_EMAIL: where a buyer reaches the shop (every email's footer), or null. */
+  supportEmail: string | null;
   /** LOW_STOCK_THRESHOLD: a purchase taking a product's stock to this or below alerts the operators. */
   lowStockThreshold: number;
 }
@@ -23,6 +25,7 @@ export function readMailSettings(env: Bindings): MailSettings | null {
     shopName: env.SHOP_NAME?.trim() || 'Stock Wallet',
     verificationRequired: env.EMAIL_VERIFICATION === 'required',
     lowStockThreshold: readConfig(env).lowStockThreshold,
+    supportEmail: readConfig(env).supportEmail,
   };
 }
 

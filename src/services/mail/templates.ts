@@ -2,7 +2,7 @@ import type { EmailTemplate } from '../../db/schema';
 import { formatUsd } from '../../lib/money';
 import { orderErrorReason } from '../../lib/order-errors';
 
-// The seven messages. Each is a few plain paragraphs and at most one link, rendered twice: as text, and as plain HTML
+// The messages. Each is a few plain paragraphs and at most one link, rendered twice: as text, and as plain HTML
 // (every value escaped, no remote images, no tracking), signed with the shop's name. The fields come from the email's
 // row (`data`, recorded in the batch of the effect); a link with a token comes only from the queue message. A
 // receipt names what was bought, never the delivered items: those are credentials, shown by the dashboard and API.
@@ -38,6 +38,9 @@ export const SUBJECTS = {
   email_verification: (shop: string) => `${shop}: confirm your email address`,
   operator_alert: (shop: string, kind: AlertKind) => `${shop} alert: ${ALERT_KINDS[kind]}`,
   claim_resolved: (shop: string) => `${shop}: your reported item`,
+  order_refunded: (shop: string) => `${shop}: a refund to your wallet`,
+  /** The order number is appended by the batch that records it (one statement for every operator). */
+  claim_opened: (shop: string, orderNumber: string) => `${shop}: a buyer reported an item of order ${orderNumber}`,
 } as const;
 
 const CLAIM_DECISIONS: Record<string, (data: Data) => string> = {
@@ -106,6 +109,23 @@ const BODIES: Record<EmailTemplate, (data: Data, link: string | undefined) => Bo
     ],
     link: { label: 'View the order', url: str(data, 'order_url') },
   }),
+  order_refunded: (data) => ({
+    paragraphs: [
+      `The shop refunded ${usd(data, 'amount_cents')} of your order ${str(data, 'order_number')} (${str(data, 'product_name')}) to your wallet.`,
+      `Reason: ${str(data, 'reason')}`,
+      [`Refunded so far: ${usd(data, 'refunded_cents')} of ${usd(data, 'total_cents')}`, `Balance after: ${usd(data, 'balance_after_cents')}`].join('\n'),
+      'Your items stay yours.',
+    ],
+    link: { label: 'View the order', url: str(data, 'order_url') },
+  }),
+  claim_opened: (data) => ({
+    paragraphs: [
+      `${str(data, 'buyer_name')} <${str(data, 'buyer_email')}> reported item ${str(data, 'item')} of ${str(data, 'items')} of order ${str(data, 'order_number')} (${str(data, 'product_name')}).`,
+      `Reason: ${str(data, 'reason')}`,
+      'Decide on the console: replace the item, refund it, or reject the report.',
+    ],
+    link: { label: 'Open the claim', url: str(data, 'claim_url') },
+  }),
   operator_alert: (data) => ({
     paragraphs: [
       `${ALERT_KINDS[data.kind as AlertKind] ?? 'Alert'} (${str(data, 'total')} since the last alert of this kind):`,
@@ -119,10 +139,11 @@ const escapeHtml = (value: string) =>
   value.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!);
 
 /** Text and HTML of an email from its row's fields (and, for a reset or verification, the link of its message). */
-export function renderEmail(template: EmailTemplate, data: Data, shopName: string, link?: string): RenderedEmail {
+export function renderEmail(template: EmailTemplate, data: Data, shopName: string, link?: string, supportEmail?: string | null): RenderedEmail {
   const body = BODIES[template](data, link);
   const greeting = typeof data.name === 'string' && data.name ? `Hello ${data.name},` : 'Hello,';
-  const signature = `${shopName}`;
+  // The footer says where a buyer reaches the shop (SUPPORT_EMAIL), when the shop gives one.
+  const signature = supportEmail ? `${shopName}\nQuestions? Write to ${supportEmail}` : shopName;
   const text = [greeting, ...body.paragraphs, ...(body.link ? [`${body.link.label}: ${body.link.url}`] : []), `-- \n${signature}`].join('\n\n');
   const paragraph = (p: string) => `<p>${escapeHtml(p).replaceAll('\n', '<br>')}</p>`;
   const html = [
@@ -130,7 +151,7 @@ export function renderEmail(template: EmailTemplate, data: Data, shopName: strin
     paragraph(greeting),
     ...body.paragraphs.map(paragraph),
     ...(body.link ? [`<p><a href="${escapeHtml(body.link.url)}">${escapeHtml(body.link.label)}</a></p>`] : []),
-    `<p>-- <br>${escapeHtml(signature)}</p>`,
+    `<p>-- <br>${escapeHtml(signature).replaceAll('\n', '<br>')}</p>`,
     '</body></html>',
   ].join('\n');
   return { text, html };

@@ -57,14 +57,16 @@ export const isWholeEmail = (q: string) => /^[^\s@]+@[^\s@]+$/.test(q);
  * bounded by the page, the fallback rather than the only path (the console looks a whole address up by `email`).
  * instr(), not LIKE: D1 refuses LIKE patterns over 50 bytes, and instr() has no wildcards to escape.
  */
-export const usersQuery = ({ q, email }: { q?: string; email?: string }, page: Page): Query<{ rows: OperatorUser[]; total: number }> => {
+export const usersQuery = ({ q, email, onHold }: { q?: string; email?: string; onHold?: boolean }, page: Page): Query<{ rows: OperatorUser[]; total: number }> => {
   const { limit, offset } = pageWindow(page);
-  const where =
+  const matching =
     email !== undefined
-      ? sql`WHERE email = ${email}`
+      ? sql`email = ${email}`
       : q === undefined || q === ''
-        ? sql``
-        : sql`WHERE instr(lower(name), lower(${q})) > 0 OR instr(lower(email), lower(${q})) > 0`;
+        ? sql`1`
+        : sql`(instr(lower(name), lower(${q})) > 0 OR instr(lower(email), lower(${q})) > 0)`;
+  // The console's "On hold" filter: the accounts whose deposits and purchases are paused.
+  const where = sql`WHERE ${matching}${onHold ? sql` AND held_at IS NOT NULL` : sql``}`;
   return {
     reads: [
       sql`SELECT ${USER_COLUMNS} FROM users ${where} ORDER BY id DESC LIMIT ${limit} OFFSET ${offset}`,

@@ -28,7 +28,7 @@ import { keptTotal } from '../accounts/counts';
 export interface OrderWithItems {
   order: OrderRow;
   stockItems: string[];
-  /** The order's warranty claims and its product's warranty in hours (read by getOrder). */
+  /** The order's warranty claims and its warranty in hours (the product's when it was bought; read by getOrder). */
   claims?: ClaimRow[];
   warrantyHours?: number;
   /** The order's invoice and credit notes (read by getOrder when asked: the dashboard's order page). */
@@ -135,10 +135,10 @@ export function purchaseStatements(caller: Caller, request: PurchaseRequest, opt
     sql`
       INSERT INTO orders (order_number, user_id, product_id, product_name, quantity, list_unit_price_cents, unit_price_cents,
                           discount_amount_cents, total_amount_cents, coupon, coupon_amount_cents, status, created_at, updated_at, cancellable, api_key_id,
-                          variant_id, variant_name)
+                          variant_id, variant_name, warranty_hours)
       SELECT ${orderNumber}, q.user_id, q.product_id, q.product_name, ${quantity}, q.list_unit_price, q.unit_price,
              q.list_unit_price * ${quantity} - q.total, q.total, q.coupon_code, q.deduction, 'pending', ${now}, ${now}, q.cancellable, ${caller.keyId ?? null},
-             q.variant_id, q.variant_name
+             q.variant_id, q.variant_name, (SELECT p.warranty_hours FROM products p WHERE p.id = q.product_id)
       FROM (${priced}) q
       WHERE ${allOf(guards)}`,
     ...walletMovement({
@@ -339,16 +339,20 @@ export async function listOrders(d1: Db, caller: Caller, page: Page) {
 export async function getOrder(d1: Db, caller: Caller, orderId: number, { withDocuments = false } = {}): Promise<OrderWithItems> {
   const documents = withDocuments ? orderDocumentsQuery(caller, orderId) : null;
   const [orderResult, items, claimsResult, ...documentResults] = await readAs(d1, caller, [
-    sql`SELECT ${columnsOf(orders)}, (SELECT warranty_hours FROM products p WHERE p.id = orders.product_id) AS warrantyHours
-        FROM orders WHERE id = ${orderId} AND user_id = ${caller.userId}`,
+    sql`SELECT ${columnsOf(orders)} FROM orders WHERE id = ${orderId} AND user_id = ${caller.userId}`,
     itemsOf(sql`(SELECT id FROM orders WHERE id = ${orderId} AND user_id = ${caller.userId})`),
     orderClaims(caller, orderId),
     ...(documents?.reads ?? []),
   ]);
-  const [found] = rowsOf<OrderRow & { warrantyHours: number }>(orderResult);
-  if (!found) throw notFound('Order');
-  const { warrantyHours, ...order } = found;
-  return { order, stockItems: contentsOf(items), claims: rowsOf<ClaimRow>(claimsResult), warrantyHours, ...(documents && { documents: documents.parse(documentResults) }) };
+  const [order] = rowsOf<OrderRow>(orderResult);
+  if (!order) throw notFound('Order');
+  return {
+    order,
+    stockItems: contentsOf(items),
+    claims: rowsOf<ClaimRow>(claimsResult),
+    warrantyHours: order.warrantyHours,
+    ...(documents && { documents: documents.parse(documentResults) }),
+  };
 }
 
 /** An order's items as a text file, one per line (the API's export, and the dashboard's). */

@@ -254,7 +254,7 @@ export async function creditDeposit(
   deposit: DepositRow | UnreadDeposit,
   transactionId: string,
   { received, actor, claim, publish, paymentId, refresh, mail, paidAt }: CreditRecords = {},
-): Promise<{ deposit: DepositRow; credited: boolean }> {
+): Promise<{ deposit: DepositRow; credited: boolean; lateCredit: boolean }> {
   const now = isoNow();
   const paid = { depositId: deposit.id, at: paidAt ?? now };
   const operationId = newOperationId();
@@ -336,7 +336,7 @@ export async function creditDeposit(
       ],
       reads: [
         sql`SELECT ${columnsOf(deposits)} FROM deposits WHERE id = ${deposit.id}`,
-        sql`SELECT 1 FROM wallet_transactions WHERE operation_id = ${operationId}`,
+        sql`SELECT description LIKE '% (paid after expiry)' AS late FROM wallet_transactions WHERE operation_id = ${operationId}`,
         inOutbox(event),
         ...loggedRead,
         ...notice.reads,
@@ -353,7 +353,8 @@ export async function creditDeposit(
   notice.sent(results[afterNotice - 1]);
   const credited = rowsOf(credit).length > 0;
   if (order && credited) order.announced(results.slice(afterNotice));
-  return { deposit: rowsOf<DepositRow>(read)[0], credited };
+  // `lateCredit`: this credit came after the deposit's expiry (its ledger row says so; the test gateway tells it).
+  return { deposit: rowsOf<DepositRow>(read)[0], credited, lateCredit: rowsOf<{ late: number }>(credit)[0]?.late === 1 };
 }
 
 /**

@@ -17,10 +17,20 @@ import { TEST_PAY_TOKEN, TEST_PROVIDER, testPayExternalId } from '../payments/ga
 
 export type TestOutcome = 'pay' | 'fail' | 'expire';
 
+/** What a test payment did: the deposit afterwards, whether this request credited it, and whether it changed it at all. */
+export interface TestSettlement {
+  deposit: DepositRow;
+  credited: boolean;
+  changed: boolean;
+  /** Credited after the deposit's expiry. */
+  late: boolean;
+}
+
 /**
  * Apply what the tester chose for one of the caller's deposits: `pay` (the deposit's amount unless `amountCents` says
  * another; under 99 % of it is an `amount_mismatch` in the gateway log and credits nothing), `fail` or `expire`.
- * Answers the deposit as it is afterwards. 404 for a deposit that is not the caller's, 422 for one of another gateway.
+ * Answers the deposit as it is afterwards and what this request did. 404 for a deposit that is not the caller's, 422
+ * for one of another gateway.
  */
 export async function settleTestDeposit(
   d1: Db,
@@ -28,7 +38,7 @@ export async function settleTestDeposit(
   depositId: number,
   outcome: TestOutcome,
   { amountCents, publish }: { amountCents?: number; publish?: Publish } = {},
-): Promise<DepositRow> {
+): Promise<TestSettlement> {
   const column = (name: string) => sql`(SELECT ${sql.raw(name)} FROM deposits WHERE id = ${depositId})`;
   const owned = sql`EXISTS (SELECT 1 FROM deposits WHERE id = ${depositId} AND user_id = ${caller.userId} AND provider = ${TEST_PROVIDER})`;
   const paid = amountCents ?? null;
@@ -44,13 +54,13 @@ export async function settleTestDeposit(
     'notification',
   );
   const unread: UnreadDeposit = { id: depositId, caller, owned, enough };
-  const { deposit } = status === 'paid'
-    ? await creditDeposit(d1, unread, transactionId, { received, publish })
-    : await closeDeposit(d1, { id: depositId }, status, received, publish, undefined, unread);
+  const { deposit, changed, late } = status === 'paid'
+    ? await creditDeposit(d1, unread, transactionId, { received, publish }).then((r) => ({ ...r, changed: r.credited, late: r.lateCredit }))
+    : await closeDeposit(d1, { id: depositId }, status, received, publish, undefined, unread).then((r) => ({ ...r, changed: r.closed, late: false }));
   // Explained from the batch's own read of the deposit (a batch settled after a fault committed, so it was owned).
   if (!deposit || (caller.proved && deposit.userId !== caller.proved.userId)) throw notFound('Deposit');
   if (deposit.provider !== TEST_PROVIDER) throw fieldError('id', `Deposit ${depositId} was not made with the test gateway.`);
-  return asOfNow(deposit);
+  return { deposit: asOfNow(deposit), credited: status === 'paid' && changed, changed, late };
 }
 
 
