@@ -82,7 +82,8 @@ BEGIN
          strftime('%Y-%m-%dT%H:%M:%fZ', NEW.created_at, '+' || e.hold_hours || ' hours'), NEW.created_at, NEW.created_at
   FROM (
     SELECT r.id AS referrer_id,
-           (2 * NEW.total_amount_cents * coalesce(p.referral_percent, s.percent) + 100 - 1) / 200 AS cents,
+           -- The shop's percent 0 turns the programme off, whatever a product's own percent says.
+           (2 * NEW.total_amount_cents * CASE WHEN s.percent = 0 THEN 0 ELSE coalesce(p.referral_percent, s.percent) END + 100 - 1) / 200 AS cents,
            max(s.hold_days * 24, p.warranty_hours) AS hold_hours
     FROM users b
       JOIN users r ON r.id = b.referred_by AND r.referrals_off_at IS NULL
@@ -96,7 +97,7 @@ END;
 INSERT INTO audit_actions (action) VALUES ('referrals.settings_changed'), ('user.referrals_off'), ('user.referrals_on');
 
 -- The ledger learns `commission` (a transfer of referral earnings: always a credit). SQLite changes a CHECK only by
--- rebuilding the table (as 0020 did): every column, index and foreign key is kept; no table references this one.
+-- rebuilding the table (as 0020 did): every column, index and foreign key is kept; documents (0032) reference it, hence the deferred foreign keys.
 PRAGMA defer_foreign_keys = true;
 CREATE TABLE wallet_transactions_before_commission AS SELECT * FROM wallet_transactions;
 DROP TABLE wallet_transactions;

@@ -111,8 +111,8 @@ const PAGES: Entry[] = [
   {
     method: 'post',
     path: '/dashboard/referrals/transfer',
-    summary: 'Move to wallet (as POST /user/referral/transfer), once per idempotency_key, then 303 to the page with a notice; too little available → 400, the page with the message',
-    statuses: [303, 400, 403],
+    summary: 'Move to wallet (as POST /user/referral/transfer), once per idempotency_key, then 303 to the page with a notice; too little available → 400, the page with the message; no idempotency_key → 422',
+    statuses: [303, 400, 403, 422],
     fields: ['idempotency_key'],
   },
   { method: 'get', path: '/dashboard/wallet', summary: 'Balance, transactions and deposits', statuses: [200, 303, 422], paged: true },

@@ -241,6 +241,9 @@ describe('the OpenAPI document says what each route needs', () => {
     'post /api/v2/wallet/deposit': 'deposits',
     'post /api/v2/user/referral/transfer': 'deposits',
     'put /api/v2/user/profile': 'account',
+    // Billing details are the account's (the contract: scope account for both), read included.
+    'get /api/v2/user/billing': 'account',
+    'put /api/v2/user/billing': 'account',
     'post /api/v2/user/password': 'account',
     'post /api/v2/api-keys': 'keys',
     'delete /api/v2/api-keys/{id}': 'keys',

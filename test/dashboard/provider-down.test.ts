@@ -39,7 +39,7 @@ describe('Add funds with the payment provider down', () => {
         // Two round trips, none a write: the form's idempotency key looked up (as after any refused keyed effect: a
         // first, successful send would be answered instead), then the page, the session proved in its batch.
         expect(trips, JSON.stringify(trips)).toEqual([
-          { statements: 2, toPrimary: true, writes: false },
+          expect.objectContaining({ statements: 2, toPrimary: true, writes: false }),
           expect.objectContaining({ writes: false }),
         ]);
         expect(res.status, res.text.slice(0, 300)).toBe(503);

@@ -49,7 +49,7 @@ describe('405 METHOD_NOT_ALLOWED', () => {
       ['GET', '/api/v2/webhooks/gateway_one', 'POST'],
       ['HEAD', '/api/v2/webhooks/gateway_two', 'POST'],
       ['DELETE', '/api/v2/admin/users', 'GET, HEAD, POST'],
-      ['DELETE', '/api/v2/admin/products/1', 'PATCH'],
+      ['DELETE', '/api/v2/admin/products/1', 'GET, HEAD, PATCH'],
       ['PUT', '/api/v2/admin/coupons/1', 'GET, HEAD, PATCH'],
       ['POST', '/api/v2/admin/exports/orders.csv', 'GET, HEAD'],
       ['GET', '/api/v2/admin/gateways/gateway_one/check', 'POST'],

@@ -73,7 +73,7 @@ describe('POST /admin/users', () => {
     expect(res.status, res.text).toBe(201);
     expect(res.json.success).toBe(true);
     const data = res.json.data;
-    expect(Object.keys(data).sort()).toEqual(['api_key', 'balance', 'created_at', 'discount_percent', 'email', 'id', 'name']);
+    expect(Object.keys(data).sort()).toEqual(['api_key', 'balance', 'created_at', 'discount_percent', 'email', 'id', 'name', 'referred_by']);
     expect(data).toMatchObject({ name: 'Ada Lovelace', email, balance: 0 });
     expect(Number.isInteger(data.id)).toBe(true);
     expect(data.created_at).toMatch(ISO_UTC);
@@ -200,6 +200,7 @@ describe('POST /admin/products', () => {
       description: null,
       image_url: null,
       warranty_hours: 0,
+      referral_percent: null,
     });
     const row = await env.DB.prepare('SELECT price_cents, active FROM products WHERE id = ?').bind(data.id).first();
     expect(row).toEqual({ price_cents: 1999, active: 1 });

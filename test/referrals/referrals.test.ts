@@ -184,6 +184,18 @@ describe('earnings', () => {
     expect((await earnings(referrer)).meta.total).toBe(before);
   });
 
+  it("earn nothing while the shop's percent is 0, even on a product with its own percent (0 turns the programme off)", async () => {
+    const product = await newProduct({ price: 5, stock: 1 });
+    expect((await call(`/admin/products/${product.id}`, { admin: true, method: 'PATCH', body: { referral_percent: 20 } })).status).toBe(200);
+    await settings({ percent: 0 });
+    try {
+      const order = (await buy(buyer, product.id, 1)).json.data;
+      expect((await earnings(referrer)).data.some((e) => e.order_id === order.id)).toBe(false);
+    } finally {
+      await settings({ percent: 10 });
+    }
+  });
+
   it('take back the same share of each partial refund, and all of it when the order is refunded in full', async () => {
     const product = await newProduct({ price: 1.25, stock: 3 });
     const order = (await buy(buyer, product.id, 3)).json.data;
@@ -248,6 +260,22 @@ describe('transfers', () => {
     expect((await earnings(r)).data.map((e) => e.status)).toEqual(['transferred', 'transferred']);
     expectError(await transfer(r), 400, 'TRANSFER_TOO_SMALL');
     expect(await auditLedger(env.DB)).toEqual([]);
+  });
+
+  it('move nothing of an order while a warranty claim on it is open (the claim may still be refunded)', async () => {
+    const r = await newUser();
+    const b = await referredBuyer(r);
+    const product = await newProduct({ price: 10, stock: 1 });
+    await call(`/admin/products/${product.id}`, { admin: true, method: 'PATCH', body: { warranty_hours: 24 } });
+    const order = (await buy(b, product.id, 1)).json.data; // earns 1.00
+    await holdOver(order.id);
+    const claim = await call(`/orders/${order.id}/items/0/report`, { key: b.key, body: { reason: 'does not work' } });
+    expect(claim.status, claim.text).toBe(201);
+    expect(await referral(r)).toMatchObject({ pending: 1, available: 0 });
+    expectError(await transfer(r), 400, 'TRANSFER_TOO_SMALL');
+    expect((await call(`/admin/claims/${claim.json.data.id}/reject`, { admin: true, method: 'POST', body: { note: 'works here' } })).status).toBe(200);
+    expect(await referral(r)).toMatchObject({ pending: 0, available: 1 });
+    expect((await transfer(r)).status).toBe(200);
   });
 
   it('need the deposits scope, and replay the first answer under the same Idempotency-Key', async () => {

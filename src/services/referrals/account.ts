@@ -6,11 +6,12 @@ import type { Caller, Query } from '../caller';
 // A referrer's own view: the code, the balances and the earnings. An earning not moved yet is `pending` until its
 // `available_at` (read from the clock, no job needed) and `available` from then on; the order it came from must also
 // have left its hold period (no longer `pending`), so nothing moves while the buyer can still cancel, whatever the
-// hold the earning was written with.
+// hold the earning was written with, and nothing moves while a warranty claim on its order is open (it may be refunded).
 
 /** SQL true for a row of `referral_earnings e` that a transfer at `now` moves. */
 export const movable = (now: string) =>
-  sql`e.status = 'pending' AND e.available_at <= ${now} AND (SELECT o.status FROM orders o WHERE o.id = e.order_id) <> 'pending'`;
+  sql`e.status = 'pending' AND e.available_at <= ${now} AND (SELECT o.status FROM orders o WHERE o.id = e.order_id) <> 'pending'
+      AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.order_id = e.order_id AND c.status = 'open')`;
 
 export interface ReferralSummary {
   code: string;

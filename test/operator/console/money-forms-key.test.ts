@@ -30,9 +30,10 @@ describe('console money forms need their idempotency_key', () => {
     }
     expect(await balanceOf(buyer)).toBe(6);
     expect((await env.DB.prepare('SELECT status FROM claims WHERE id = ?').bind(claimId).first<{ status: string }>())!.status).toBe('open');
-    // The claims page's Refund form carries one.
-    const page = await visit('/dashboard/console/claims', { cookie: operator.cookie });
-    expect(page.text).toMatch(new RegExp(`action="/dashboard/console/claims/${claimId}/refund"[^>]*>\\s*<input type="hidden" name="idempotency_key" value="[0-9a-f-]{36}"`));
+    // The claim's Refund goes through its confirmation page, whose Confirm form carries one.
+    const page = await visit(`/dashboard/console/claims/${claimId}/refund/confirm`, { cookie: operator.cookie, form: {} });
+    expect(page.status).toBe(200);
+    expect(page.text).toMatch(new RegExp(`action="/dashboard/console/claims/${claimId}/refund"[^>]*>(?:(?!</form>).)*<input type="hidden" name="idempotency_key" value="[0-9a-f-]{36}"`, 's'));
     for (const [path, form] of posts) {
       expect((await visit(path, { cookie: operator.cookie, form: { ...form, idempotency_key: crypto.randomUUID() } })).status, path).toBe(303);
     }
