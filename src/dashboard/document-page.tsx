@@ -38,6 +38,8 @@ export async function documentPageHtml(doc: DocumentView, { test, back }: Docume
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{test ? `TEST ${title}` : title}</title>
         <link rel="stylesheet" href={STATIC_ASSETS['app.css']} />
+        {/* Without it a browser asks for /favicon.ico, a 404 in the console of every printed document. */}
+        <link rel="icon" href={STATIC_ASSETS['icon.svg']} type="image/svg+xml" />
       </head>
       <body class="document-body">
         {back && (

@@ -59,7 +59,10 @@ describe.runIf(browserAvailable)('after the sale in a real browser', () => {
     await claimsLink.click();
     await operatorPage.waitForURL(`${server.origin}/dashboard/console/claims`);
     const row = operatorPage.getByRole('row').filter({ hasText: 'The key says it was already used.' });
-    await row.getByRole('button', { name: 'Replace' }).click();
+    // The claim's own page decides; Replace moves stock, so it asks first.
+    await row.getByRole('link', { name: 'Decide' }).click();
+    await operatorPage.getByRole('button', { name: 'Replace' }).click();
+    await operatorPage.getByRole('button', { name: 'Confirm' }).click();
     await operatorPage.getByText('Item replaced').waitFor();
     await settled(operatorPage);
 

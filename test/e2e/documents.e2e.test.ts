@@ -1,6 +1,5 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { browserAvailable, launchBrowser, settled } from './browser';
+import { describe, expect, inject, it } from 'vitest';
+import { browserAvailable, useBrowser, settled } from './browser';
 import { contractFetch } from './checked-fetch';
 
 // Documents for the books in Chromium with JavaScript off: a buyer opens the invoice of an order from the dashboard's
@@ -21,15 +20,7 @@ describe.runIf(browserAvailable)('documents in a real browser', () => {
   const server = inject('devServer');
   const fetch = contractFetch(server.api);
   const admin = { Authorization: `Bearer ${server.adminToken}`, 'Content-Type': 'application/json' };
-  let browser: Browser;
-
-  beforeAll(async () => {
-    browser = await launchBrowser();
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const browser = useBrowser();
 
   const send = async (method: string, path: string, body: unknown, headers: Record<string, string> = admin) =>
     (await fetch(`${server.api}${path}`, { method, headers, body: JSON.stringify(body) })).json();
@@ -49,7 +40,7 @@ describe.runIf(browserAvailable)('documents in a real browser', () => {
     expect(invoice).toMatchObject({ order_id: order.id, total_amount: 11.9, tax_rate: 19, tax_amount: 1.9, net_amount: 10 });
 
     const errors: string[] = [];
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, javaScriptEnabled: false });
+    const context = await browser().newContext({ viewport: { width: 1280, height: 900 }, javaScriptEnabled: false });
     const page = await context.newPage();
     page.on('console', (message) => {
       if (message.type() === 'error' || /Content.Security.Policy/i.test(message.text())) errors.push(`${page.url()}: ${message.text()}`);

@@ -1,6 +1,6 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { browserAvailable, launchBrowser } from './browser';
+import type { Page } from 'playwright-core';
+import { describe, expect, inject, it } from 'vitest';
+import { browserAvailable, useBrowser } from './browser';
 import { contractFetch } from './checked-fetch';
 
 // Referrals in Chromium with JavaScript off: a reseller copies the link from the dashboard's Referrals page, a new
@@ -11,20 +11,12 @@ describe.runIf(browserAvailable)('referrals in a real browser', () => {
   const server = inject('devServer');
   const fetch = contractFetch(server.api);
   const admin = { Authorization: `Bearer ${server.adminToken}`, 'Content-Type': 'application/json' };
-  let browser: Browser;
-
-  beforeAll(async () => {
-    browser = await launchBrowser();
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const browser = useBrowser();
 
   const send = async (method: string, path: string, body: unknown) => (await fetch(`${server.api}${path}`, { method, headers: admin, body: JSON.stringify(body) })).json();
 
   async function newPage(errors: string[]): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, javaScriptEnabled: false });
+    const context = await browser().newContext({ viewport: { width: 1280, height: 900 }, javaScriptEnabled: false });
     const page = await context.newPage();
     page.on('console', (message) => {
       if (message.type() === 'error' || /Content.Security.Policy/i.test(message.text())) errors.push(`${page.url()}: ${message.text()}`);
